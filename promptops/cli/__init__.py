@@ -1,0 +1,90 @@
+"""The ``promptops`` command line: thin click commands over the library.
+
+Commands load lazily (each lives in its own module and is imported only when run), so a quick command such
+as ``lint`` in a pre-commit hook never pays for DuckDB or the validator machinery. ``main`` maps every
+failure to one line on stderr and a documented exit code (see ``promptops.cli.exits``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from promptops.cli import exits
+from promptops.cli.project import Project, find_root
+from promptops.errors import PromptopsError
+
+# command name -> "module:attribute"; add new commands here.
+COMMANDS: dict[str, str] = {
+    "validate": "promptops.cli.validate:validate",
+    "demo": "promptops.cli.demo:demo",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Project root holding versions/, templates/ and rollout/ (default: nearest parent of the working "
+    "directory that has a versions/ directory).",
+)
+@click.version_option(package_name="promptops")
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Release toolchain for LLM code reviewers: contracts, parsing, compatibility, rollouts."""
+    ctx.obj = Project(root.resolve() if root is not None else find_root(Path.cwd()))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: run the CLI and exit with its code, never with a traceback."""
+    code = run(argv)
+    sys.exit(code)
+
+
+def run(argv: list[str] | None = None) -> int:
+    try:
+        result: Any = cli.main(args=argv, prog_name="promptops", standalone_mode=False)
+    except click.exceptions.Exit as stop:
+        return stop.exit_code
+    except click.ClickException as problem:  # usage errors: bad flags, missing options
+        _fail(problem.format_message())
+        return exits.TOOL_FAILURE
+    except click.Abort:
+        _fail("aborted")
+        return exits.TOOL_FAILURE
+    except PromptopsError as problem:
+        _fail(str(problem))
+        return exits.TOOL_FAILURE
+    except OSError as problem:
+        where = f"{problem.filename}: " if problem.filename else ""
+        _fail(f"{where}{problem.strerror or problem}")
+        return exits.TOOL_FAILURE
+    except Exception as problem:  # pragma: no cover - the promise is "no traceback", so keep one escape hatch
+        if os.environ.get("PROMPTOPS_DEBUG"):
+            raise
+        _fail(f"internal error: {type(problem).__name__}: {problem} (set PROMPTOPS_DEBUG=1 for a traceback)")
+        return exits.TOOL_FAILURE
+    return result if isinstance(result, int) else exits.OK
+
+
+def _fail(message: str) -> None:
+    click.echo(f"promptops: error: {message}", err=True)

@@ -1,0 +1,50 @@
+"""The project a command works on: its root directory and repo-relative paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from promptops.contract import VERSIONS_DIR, Contract, load_contract
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above ``start`` with a versions/ directory, else ``start``."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / VERSIONS_DIR).is_dir():
+            return candidate
+    return start
+
+
+@dataclass
+class Project:
+    root: Path
+    _contracts: dict[str, Contract] = field(default_factory=dict)
+
+    def contract(self, name: str, *, check_schemas: bool = True) -> Contract:
+        if name not in self._contracts:
+            self._contracts[name] = load_contract(self.root, name, check_schemas=check_schemas)
+        return self._contracts[name]
+
+    def relative(self, path: Path | str) -> str:
+        """``path`` relative to the project root when inside it (as every output shows paths)."""
+        resolved = Path(path).resolve()
+        try:
+            return resolved.relative_to(self.root).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+
+def format_option(*choices: str) -> click.Option:
+    """The ``--format`` option every result-printing command offers."""
+    options = choices or ("text", "json")
+    return click.option(  # type: ignore[return-value]
+        "--format", "output_format", type=click.Choice(options), default=options[0], show_default=True,
+        help="Output format.",
+    )
+
+
+pass_project = click.make_pass_decorator(Project)

@@ -1,0 +1,219 @@
+"""``promptops validate``: run model responses through a contract's parser (DESIGN.md §6)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import click
+import msgspec
+
+from promptops.changes import changed_files_from_git, read_changed_files
+from promptops.cli import exits
+from promptops.cli.project import Project, format_option, pass_project
+from promptops.errors import PromptopsError
+from promptops.parsing import ChangedFiles, ParseOutcome, Parser
+from promptops.parsing.diagnostics import COERCION_CODES, ERROR, WARNING
+from promptops.versioning import PromptVersion, SchemaVersion
+
+
+@click.command()
+@click.option("--contract", "contract_name", required=True, help="Contract name (a directory under versions/).")
+@click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file (repeatable).")
+@click.option(
+    "--changed-files-from", type=click.File("r", encoding="utf-8"), metavar="FILE",
+    help="File listing changed files, one per line.",
+)
+@click.option("--git-diff", "git_range", metavar="BASE...HEAD", help="Take changed files from git diff in --repo.")
+@click.option(
+    "--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
+    show_default=True, help="Repository for --git-diff.",
+)
+@click.option("--schema-version", "schema_floor", metavar="X.Y", help="Required schema version (the floor).")
+@click.option("--prompt-version", "prompt_pin", metavar="X.Y.Z", help="Pinned prompt version.")
+@click.option("--allow-prompt-patch-drift", is_flag=True, default=None, help="Accept any patch of the pinned prompt.")
+@click.option("--batch", type=click.File("rb"), metavar="FILE.jsonl", help="Validate JSONL records instead of one response.")
+@click.option("--strict-warnings", is_flag=True, help="Exit 1 when an accepted response has warnings.")
+@format_option()
+@click.argument("response", type=click.File("rb"), default="-", required=False)
+@pass_project
+def validate(
+    project: Project,
+    contract_name: str,
+    changed: tuple[str, ...],
+    changed_files_from: IO[str] | None,
+    git_range: str | None,
+    repo: Path,
+    schema_floor: str | None,
+    prompt_pin: str | None,
+    allow_prompt_patch_drift: bool | None,
+    batch: IO[bytes] | None,
+    strict_warnings: bool,
+    output_format: str,
+    response: IO[bytes],
+) -> int:
+    """Validate a model RESPONSE (a file, or - for stdin) against a contract.
+
+    Exit codes: 0 accepted (1 with --strict-warnings when warnings exist), 2 rejected, 3 tool failure.
+    """
+    contract = project.contract(contract_name)
+    policy = contract.default_policy.with_overrides(
+        schema_floor=_parse_version(schema_floor, SchemaVersion.parse),
+        prompt_version=_parse_version(prompt_pin, PromptVersion.parse),
+        allow_prompt_patch_drift=allow_prompt_patch_drift,
+    )
+    parser = Parser(contract, policy)
+    sources: list[str] = list(changed)
+    if changed_files_from is not None:
+        sources += read_changed_files(changed_files_from.read())
+    if git_range is not None:
+        sources += changed_files_from_git(repo, git_range)
+    given = bool(changed or changed_files_from is not None or git_range is not None)
+    request_versions = (str(policy.schema_floor), str(policy.prompt_version))
+    if batch is not None:
+        return _validate_batch(parser, batch, ChangedFiles(sources) if given else None, request_versions,
+                               output_format, strict_warnings)
+    if not given:
+        raise click.UsageError("no changed files: pass --changed-file, --changed-files-from or --git-diff")
+    outcome = _parse(parser, response.read(), ChangedFiles(sources), request_versions)
+    if output_format == "json":
+        sys.stdout.buffer.write(msgspec.json.encode(outcome.to_dict()) + b"\n")
+    else:
+        click.echo("\n".join(describe(outcome)))
+    return _exit_code(outcome, strict_warnings)
+
+
+def _parse(parser: Parser, raw: bytes | str, changed: ChangedFiles, request_versions: tuple[str, str]) -> ParseOutcome:
+    schema, prompt = request_versions
+    return parser.parse(raw, changed, schema_version=schema, prompt_version=prompt)
+
+
+def _validate_batch(
+    parser: Parser,
+    source: IO[bytes],
+    default_changed: ChangedFiles | None,
+    request_versions: tuple[str, str],
+    output_format: str,
+    strict_warnings: bool,
+) -> int:
+    out = sys.stdout.buffer
+    tally: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    drops: Counter[str] = Counter()
+    code = exits.OK
+    name = getattr(source, "name", "-")
+    for line_number, record in _records(source):
+        if isinstance(record, str):
+            click.echo(f"promptops: {name}:{line_number}: {record}", err=True)
+            tally["bad records"] += 1
+            code = exits.TOOL_FAILURE
+            continue
+        changed = record.get("changed_files")
+        if changed is not None:
+            changed_files = ChangedFiles(changed)
+        elif default_changed is not None:
+            changed_files = default_changed
+        else:
+            click.echo(f"promptops: {name}:{line_number}: record has no changed_files and none were given", err=True)
+            tally["bad records"] += 1
+            code = exits.TOOL_FAILURE
+            continue
+        versions = (record.get("schema_version") or request_versions[0], record.get("prompt_version") or request_versions[1])
+        outcome = _parse(parser, record["raw"], changed_files, versions)
+        tally[outcome.outcome] += 1
+        if outcome.reason is not None:
+            reasons[str(outcome.reason)] += 1
+        drops.update(str(d.code) for d in outcome.diagnostics if d.level == WARNING)
+        tally["findings seen"] += outcome.findings_seen
+        tally["findings kept"] += outcome.findings_kept
+        if code != exits.TOOL_FAILURE:
+            code = max(code, _exit_code(outcome, strict_warnings))
+        if output_format == "json":
+            out.write(msgspec.json.encode({"response_id": record.get("response_id"), **outcome.to_dict()}) + b"\n")
+        else:
+            rid = record.get("response_id")
+            click.echo(f"{rid}: {describe(outcome)[0]}")
+    if output_format == "text":
+        click.echo(_batch_summary(tally, reasons, drops))
+    return code
+
+
+def _records(source: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Each JSONL line as a record dict, or as a one-line description of what is wrong with it."""
+    for number, line in enumerate(source, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = msgspec.json.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            yield number, "not a JSON object"
+            continue
+        if not isinstance(record, dict):
+            yield number, "not a JSON object"
+        elif not isinstance(record.get("raw"), str):
+            yield number, "field 'raw' (the model's text) is missing or not a string"
+        elif "changed_files" in record and not (
+            isinstance(record["changed_files"], list) and all(isinstance(p, str) for p in record["changed_files"])
+        ):
+            yield number, "field 'changed_files' must be a list of strings"
+        else:
+            yield number, record
+
+
+def describe(outcome: ParseOutcome) -> list[str]:
+    """Readable lines: the verdict first, then what was dropped, coerced or noted, and why."""
+    if not outcome.accepted:
+        error = next((d for d in outcome.diagnostics if d.level == ERROR), None)
+        lines = [f"rejected: {outcome.reason}: {error.message if error else ''}"]
+    else:
+        lines = [
+            f"accepted: {outcome.findings_kept} of {outcome.findings_seen} findings kept "
+            f"(schema {outcome.schema_version}, prompt {outcome.prompt_version})"
+        ]
+    for diagnostic in outcome.diagnostics:
+        if diagnostic.level == ERROR:
+            continue
+        if diagnostic.code in COERCION_CODES:
+            kind = "coerced"
+        elif diagnostic.finding_index is not None and diagnostic.message.startswith("finding dropped"):
+            kind = "dropped"
+        else:
+            kind = diagnostic.level
+        who = f" ({diagnostic.finding_id})" if diagnostic.finding_id else ""
+        message = diagnostic.message.removeprefix("finding dropped: ")
+        lines.append(f"  {kind} {diagnostic.path or '-'}{who}: {diagnostic.code}: {message}")
+    return lines
+
+
+def _batch_summary(tally: Counter[str], reasons: Counter[str], drops: Counter[str]) -> str:
+    total = tally["accepted"] + tally["rejected"]
+    lines = [
+        f"{total} responses: {tally['accepted']} accepted, {tally['rejected']} rejected"
+        + (f", {tally['bad records']} unreadable records" if tally["bad records"] else ""),
+        f"findings: {tally['findings kept']} of {tally['findings seen']} kept",
+    ]
+    if reasons:
+        lines.append("rejections: " + ", ".join(f"{code} {n}" for code, n in reasons.most_common()))
+    if drops:
+        lines.append("drops and warnings: " + ", ".join(f"{code} {n}" for code, n in drops.most_common()))
+    return "\n".join(lines)
+
+
+def _exit_code(outcome: ParseOutcome, strict_warnings: bool) -> int:
+    if not outcome.accepted:
+        return exits.FAILED
+    if strict_warnings and outcome.has_warnings:
+        return exits.WARNINGS
+    return exits.OK
+
+
+def _parse_version(text: str | None, parse: Any) -> Any:
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except PromptopsError as exc:
+        raise click.BadParameter(str(exc)) from None

@@ -1,0 +1,304 @@
+"""Contracts: the versioned agreement between a prompt and the parser that reads its answers.
+
+A contract lives in ``versions/<name>/``: ``contract.yaml`` (which field holds the findings, which fields play
+the id/path/line roles, where the versions are declared, coercions, limits and the default parser policy) and
+``schemas/X.Y.json``, one JSON Schema per schema version. ``load_contract`` reads and checks all of it; any
+problem raises ContractError naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from promptops.errors import ContractError, VersionError
+from promptops.policy import Limits, ParserPolicy
+from promptops.shape import OutputShape, compile_shape
+from promptops.versioning import PromptVersion, SchemaVersion
+
+VERSIONS_DIR = "versions"
+CONTRACT_FILE = "contract.yaml"
+
+
+@dataclass(frozen=True)
+class FieldRoles:
+    """Which finding fields carry the id, the repository path and the line range."""
+
+    id: str | None = None
+    path: str | None = None
+    line: str | None = None
+    end_line: str | None = None
+
+
+@dataclass(frozen=True)
+class VersionFields:
+    """Top-level fields where the output declares its versions; None when the request states them."""
+
+    schema: str | None = None
+    prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class Coercions:
+    """The safe scalar normalizations of seed 000 §5.3.2; each is logged when applied."""
+
+    trim_strings: bool = True
+    path_separators: bool = True
+    numeric_lines: bool = True
+
+
+@dataclass(frozen=True)
+class Contract:
+    name: str
+    description: str
+    items: str
+    roles: FieldRoles
+    versions: VersionFields
+    null_means_absent: bool
+    coercions: Coercions
+    default_policy: ParserPolicy
+    shapes: Mapping[SchemaVersion, OutputShape]
+    schema_files: Mapping[SchemaVersion, str]  # repo-relative paths
+    directory: str  # repo-relative
+    extra: Mapping[str, Any] = field(default_factory=dict)  # contract-specific settings (tiers, filters)
+
+    @property
+    def schema_versions(self) -> tuple[SchemaVersion, ...]:
+        return tuple(sorted(self.shapes))
+
+    @property
+    def latest_schema(self) -> SchemaVersion:
+        return max(self.shapes)
+
+    def shape(self, version: SchemaVersion) -> OutputShape:
+        return self.shapes[version]
+
+
+def contracts_dir(root: Path) -> Path:
+    return root / VERSIONS_DIR
+
+
+def list_contracts(root: Path) -> list[str]:
+    """Names of the contracts under ``root/versions`` (directories holding a contract.yaml)."""
+    base = contracts_dir(root)
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / CONTRACT_FILE).is_file())
+
+
+def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contract:
+    """Load ``versions/<name>`` under ``root``.
+
+    ``check_schemas`` validates every schema against its JSON Schema metaschema (draft 7 unless ``$schema``
+    says otherwise). Callers that only read field rules, such as the linter, may skip it to stay light.
+    """
+    directory = contracts_dir(root) / name
+    rel_dir = f"{VERSIONS_DIR}/{name}"
+    config_path = directory / CONTRACT_FILE
+    config_rel = f"{rel_dir}/{CONTRACT_FILE}"
+    if not config_path.is_file():
+        known = ", ".join(list_contracts(root)) or "none"
+        raise ContractError(config_rel, f"no such contract {name!r} (known: {known})")
+    config = _read_yaml(config_path, config_rel)
+    reader = _Keys(config, config_rel)
+    declared_name = reader.string("contract")
+    if declared_name != name:
+        raise ContractError(config_rel, f"key 'contract' is {declared_name!r} but the directory is {name!r}")
+    items = reader.string("items")
+    roles_keys = reader.section("fields")
+    roles = FieldRoles(**{k: roles_keys.optional_string(k) for k in ("id", "path", "line", "end_line")})
+    version_keys = reader.section("versions")
+    versions = VersionFields(
+        schema=version_keys.optional_string("schema_field"), prompt=version_keys.optional_string("prompt_field")
+    )
+    coercion_keys = reader.section("coercions")
+    coercions = Coercions(
+        trim_strings=coercion_keys.boolean("trim_strings", True),
+        path_separators=coercion_keys.boolean("path_separators", True),
+        numeric_lines=coercion_keys.boolean("numeric_lines", True),
+    )
+    limit_keys = reader.section("limits")
+    limits = Limits(
+        max_bytes=limit_keys.positive_int("max_bytes", Limits.max_bytes),
+        max_depth=limit_keys.positive_int("max_depth", Limits.max_depth),
+    )
+    policy_keys = reader.section("policy")
+    policy = ParserPolicy(
+        schema_floor=policy_keys.version("schema_floor", SchemaVersion.parse),
+        prompt_version=policy_keys.version("prompt_version", PromptVersion.parse),
+        allow_prompt_patch_drift=policy_keys.boolean("allow_prompt_patch_drift", False),
+        limits=limits,
+    )
+    for section in (roles_keys, version_keys, coercion_keys, limit_keys, policy_keys):
+        section.reject_unknown()
+    description = reader.optional_string("description") or ""
+    null_means_absent = reader.boolean("null_means_absent", False)
+    extra = reader.optional_mapping("extra")
+    reader.reject_unknown()
+
+    shapes: dict[SchemaVersion, OutputShape] = {}
+    files: dict[SchemaVersion, str] = {}
+    schema_dir = directory / "schemas"
+    for path in sorted(schema_dir.glob("*.json")) if schema_dir.is_dir() else []:
+        rel = f"{rel_dir}/schemas/{path.name}"
+        try:
+            version = SchemaVersion.parse(path.stem)
+        except VersionError:
+            raise ContractError(rel, "schema files must be named X.Y.json after their schema version") from None
+        schema = _read_json(path, rel)
+        if check_schemas:
+            check_metaschema(schema, rel)
+        shape = compile_shape(schema, version, items, rel)
+        _check_roles(shape, roles, versions, rel)
+        shapes[version] = shape
+        files[version] = rel
+    if not shapes:
+        raise ContractError(f"{rel_dir}/schemas", "no schema files (expected schemas/X.Y.json)")
+    if policy.schema_floor not in shapes:
+        raise ContractError(config_rel, f"policy.schema_floor {policy.schema_floor} has no schema file")
+    return Contract(
+        name=name, description=description, items=items, roles=roles, versions=versions,
+        null_means_absent=null_means_absent, coercions=coercions, default_policy=policy, shapes=shapes,
+        schema_files=files, directory=rel_dir, extra=extra,
+    )
+
+
+def check_metaschema(schema: Any, source: str) -> None:
+    """Raise ContractError unless ``schema`` is valid under its metaschema."""
+    if not isinstance(schema, Mapping):
+        raise ContractError(source, "a schema must be a JSON object")
+    from jsonschema import Draft7Validator, exceptions, validators
+
+    cls = validators.validator_for(schema, default=Draft7Validator)
+    errors = list(cls(cls.META_SCHEMA).iter_errors(schema))
+    if errors:
+        worst = exceptions.best_match(errors)
+        where = "/".join(str(p) for p in worst.absolute_path) or "top level"
+        raise ContractError(source, f"not a valid JSON Schema at {where}: {worst.message}")
+
+
+def _check_roles(shape: OutputShape, roles: FieldRoles, versions: VersionFields, source: str) -> None:
+    expected = {"id": {"string"}, "path": {"string"}, "line": {"integer", "number"}, "end_line": {"integer", "number"}}
+    for role, allowed in expected.items():
+        name = getattr(roles, role)
+        if name is None:
+            continue
+        rule = shape.item.properties.get(name)
+        if rule is None:
+            raise ContractError(source, f"fields.{role} names {name!r}, which is not a finding property")
+        if rule.types and not rule.types & allowed:
+            raise ContractError(source, f"fields.{role} field {name!r} must allow type {' or '.join(sorted(allowed))}")
+    for role, name in (("schema_field", versions.schema), ("prompt_field", versions.prompt)):
+        if name is None:
+            continue
+        rule = shape.top.properties.get(name)
+        if rule is None or name not in shape.top.required or rule.types != frozenset({"string"}):
+            raise ContractError(source, f"versions.{role} {name!r} must be a required top-level string property")
+
+
+def _read_yaml(path: Path, rel: str) -> Mapping[str, Any]:
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as exc:
+        raise ContractError(rel, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ContractError(rel, "not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ContractError(rel, f"{where}invalid YAML: {problem}") from None
+    if not isinstance(data, Mapping):
+        raise ContractError(rel, "must be a YAML mapping")
+    return data
+
+
+def _read_json(path: Path, rel: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ContractError(rel, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ContractError(rel, "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ContractError(rel, f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+class _Keys:
+    """Typed access to one YAML mapping that reports every problem by its dotted key."""
+
+    def __init__(self, data: Mapping[str, Any], source: str, prefix: str = "") -> None:
+        self._data = data
+        self._source = source
+        self._prefix = prefix
+        self._seen: set[str] = set()
+
+    def _get(self, key: str) -> Any:
+        self._seen.add(key)
+        return self._data.get(key)
+
+    def _fail(self, key: str, problem: str) -> ContractError:
+        return ContractError(self._source, f"key '{self._prefix}{key}': {problem}")
+
+    def string(self, key: str) -> str:
+        value = self._get(key)
+        if not isinstance(value, str) or not value:
+            raise self._fail(key, "required, a non-empty string")
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        value = self._get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise self._fail(key, "must be a non-empty string")
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self._get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self._fail(key, "must be true or false")
+        return value
+
+    def positive_int(self, key: str, default: int) -> int:
+        value = self._get(key)
+        if value is None:
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise self._fail(key, "must be a positive integer")
+        return value
+
+    def version(self, key: str, parse: Any) -> Any:
+        value = self._get(key)
+        if not isinstance(value, str):
+            raise self._fail(key, "required, a quoted version string such as \"1.0\"")
+        try:
+            return parse(value)
+        except VersionError as exc:
+            raise self._fail(key, str(exc)) from None
+
+    def section(self, key: str) -> _Keys:
+        value = self._get(key)
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise self._fail(key, "must be a mapping")
+        return _Keys(value, self._source, f"{self._prefix}{key}.")
+
+    def optional_mapping(self, key: str) -> Mapping[str, Any]:
+        value = self._get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self._fail(key, "must be a mapping")
+        return value
+
+    def reject_unknown(self) -> None:
+        unknown = sorted(str(k) for k in self._data if k not in self._seen)
+        if unknown:
+            raise self._fail(unknown[0], "unknown key (check the spelling)")

@@ -1,0 +1,214 @@
+"""Checking one value against its FieldRule, with the safe coercions of seed 000 §5.3.2.
+
+``check_value`` returns the (possibly coerced) value with the coercions it applied, or a ``Problem``. Problems
+carry a rank so that a finding with several faults is dropped for the first one in DESIGN.md §3.7 order:
+wrong type, then other constraints (minLength...), then enum, then the line rules.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from promptops.contract import Coercions
+from promptops.parsing.diagnostics import Code
+from promptops.shape import FieldRule, json_equal, json_type_of
+
+RANK_TYPE, RANK_CONSTRAINT, RANK_ENUM, RANK_LINE, RANK_RANGE = range(5)
+_INTEGRAL_STRING = re.compile(r"[+-]?[0-9]+(?:\.0+)?\Z")
+
+
+class Problem(NamedTuple):
+    rank: int
+    code: Code
+    path: str
+    message: str
+
+
+class Coercion(NamedTuple):
+    code: Code
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Role:
+    """How a field is treated beyond its schema rule."""
+
+    line: bool = False  # integral line number >= 1, coerced from strings and whole floats
+    path: bool = False  # repository path: backslashes normalized
+
+
+PLAIN = Role()
+LINE = Role(line=True)
+PATH = Role(path=True)
+
+
+def check_value(
+    rule: FieldRule, value: Any, path: str, role: Role, coercions: Coercions, applied: list[Coercion]
+) -> Any:
+    """The checked value (coercions appended to ``applied``), or a Problem."""
+    if coercions.trim_strings and type(value) is str:
+        trimmed = value.strip()
+        if len(trimmed) != len(value):
+            applied.append(Coercion(Code.TRIMMED_WHITESPACE, path, f"{path}: surrounding whitespace trimmed"))
+            value = trimmed
+    if role.line:
+        value = _line_number(value, path, coercions, applied)
+        if isinstance(value, Problem):
+            return value
+    elif role.path and coercions.path_separators and type(value) is str and "\\" in value:
+        value = value.replace("\\", "/")
+        applied.append(Coercion(Code.NORMALIZED_PATH_SEPARATOR, path, f"{path}: path separators '\\' -> '/'"))
+    problem = _violation(rule, value, path, coercions, applied)
+    if problem is None:
+        return value
+    if role.line:  # a line that is an integer >= 1 but breaks another bound is still a bad line
+        return Problem(RANK_LINE, Code.INVALID_LINE, path, problem.message)
+    return problem
+
+
+def _line_number(value: Any, path: str, coercions: Coercions, applied: list[Coercion]) -> Any:
+    if coercions.numeric_lines:
+        if type(value) is str and _INTEGRAL_STRING.match(value):
+            number = int(value.split(".", 1)[0])
+            applied.append(
+                Coercion(Code.CONVERTED_NUMERIC_STRING, path, f"{path}: string {value!r} converted to integer {number}")
+            )
+            value = number
+        elif type(value) is float and math.isfinite(value) and value.is_integer():
+            number = int(value)
+            applied.append(
+                Coercion(Code.CONVERTED_NUMERIC_STRING, path, f"{path}: number {value!r} converted to integer {number}")
+            )
+            value = number
+    if type(value) is not int or value < 1:
+        return Problem(RANK_LINE, Code.INVALID_LINE, path, f"{path}: {_show(value)} is not a line number (an integer >= 1)")
+    return value
+
+
+def _violation(
+    rule: FieldRule, value: Any, path: str, coercions: Coercions, applied: list[Coercion]
+) -> Problem | None:
+    if rule.fallback is not None:
+        return _fallback_violation(rule, value, path)
+    kind = json_type_of(value)
+    if rule.types and kind not in rule.types and not (kind == "integer" and "number" in rule.types):
+        expected = " or ".join(sorted(rule.types))
+        return Problem(RANK_TYPE, Code.INVALID_FIELD, path, f"{path}: expected {expected}, got {_show(value)}")
+    if rule.enum is not None and not (
+        value in rule.enum if kind == "string" else any(json_equal(value, allowed) for allowed in rule.enum)
+    ):
+        allowed = ", ".join(rule.enum_strings or ())
+        return Problem(RANK_ENUM, Code.INVALID_ENUM, path, f"{path}: {_show(value)} is not one of {allowed}")
+    if kind == "string":
+        return _string_violation(rule, value, path)
+    if kind in ("integer", "number"):
+        return _number_violation(rule, value, path)
+    if kind == "array":
+        return _array_violation(rule, value, path, coercions, applied)
+    return None
+
+
+def _string_violation(rule: FieldRule, value: str, path: str) -> Problem | None:
+    if rule.min_length is not None and len(value) < rule.min_length:
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: shorter than {rule.min_length} characters")
+    if rule.max_length is not None and len(value) > rule.max_length:
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: longer than {rule.max_length} characters")
+    if rule.pattern is not None and rule.pattern.search(value) is None:
+        return Problem(
+            RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: {_show(value)} does not match {rule.pattern.pattern!r}"
+        )
+    return None
+
+
+def _number_violation(rule: FieldRule, value: float, path: str) -> Problem | None:
+    bounds = (
+        (rule.minimum, lambda b: value >= b, ">="),
+        (rule.maximum, lambda b: value <= b, "<="),
+        (rule.exclusive_minimum, lambda b: value > b, ">"),
+        (rule.exclusive_maximum, lambda b: value < b, "<"),
+    )
+    for bound, holds, sign in bounds:
+        if bound is not None and not holds(bound):
+            return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: {_show(value)} is not {sign} {bound}")
+    if rule.multiple_of is not None and not _is_multiple(value, rule.multiple_of):
+        return Problem(
+            RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: {_show(value)} is not a multiple of {rule.multiple_of}"
+        )
+    return None
+
+
+def _is_multiple(value: float, divisor: float) -> bool:
+    # Same arithmetic as python-jsonschema, so the parser and the property tests agree on floats.
+    if isinstance(divisor, float):
+        quotient = value / divisor
+        try:
+            return int(quotient) == quotient
+        except OverflowError:
+            return False
+    if isinstance(value, float):
+        quotient = value / divisor
+        return math.isfinite(quotient) and quotient.is_integer()
+    return value % divisor == 0
+
+
+def _array_violation(
+    rule: FieldRule, value: list[Any], path: str, coercions: Coercions, applied: list[Coercion]
+) -> Problem | None:
+    if rule.min_items is not None and len(value) < rule.min_items:
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: fewer than {rule.min_items} items")
+    if rule.max_items is not None and len(value) > rule.max_items:
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: more than {rule.max_items} items")
+    if rule.items is not None:
+        for index, item in enumerate(value):
+            checked = check_value(rule.items, item, f"{path}[{index}]", PLAIN, coercions, applied)
+            if isinstance(checked, Problem):
+                return checked
+            value[index] = checked
+    if rule.unique_items:
+        for index, item in enumerate(value):
+            if any(json_equal(item, other) for other in value[:index]):
+                return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: items are not unique")
+    return None
+
+
+# Compiled full validators for fields the rules cannot express, keyed by the subschema's identity (the
+# subschema is stored beside its validator so a recycled id can never hit the wrong entry).
+_FALLBACK_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _fallback_violation(rule: FieldRule, value: Any, path: str) -> Problem | None:
+    assert rule.fallback is not None
+    cached = _FALLBACK_VALIDATORS.get(id(rule.fallback))
+    if cached is None or cached[0] is not rule.fallback:
+        from jsonschema import Draft7Validator  # only contracts with such fields pay for the import
+
+        cached = (rule.fallback, Draft7Validator(rule.fallback))
+        _FALLBACK_VALIDATORS[id(rule.fallback)] = cached
+    validator = cached[1]
+    error = next(iter(validator.iter_errors(value)), None)
+    if error is None:
+        return None
+    rank = RANK_TYPE if error.validator == "type" else RANK_ENUM if error.validator == "enum" else RANK_CONSTRAINT
+    code = Code.INVALID_ENUM if rank == RANK_ENUM else Code.INVALID_FIELD
+    return Problem(rank, code, path, f"{path}: {error.message}")
+
+
+def _show(value: Any) -> str:
+    """A short rendering of a model-supplied value for messages."""
+    if isinstance(value, str):
+        text = repr(value if len(value) <= 40 else value[:37] + "...")
+        return f"string {text}"
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int | float):
+        return f"number {value!r}"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__

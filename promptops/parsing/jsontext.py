@@ -1,0 +1,413 @@
+"""From raw model text to one JSON value, strictly (DESIGN.md §3.1-3.4 and §3.10).
+
+``read_document`` is the parser's slow path for text: it is only reached when the typed fast path could not
+take the response as is. In order it
+1. ignores surrounding whitespace and a leading BOM, and parses the whole text as RFC 8259 JSON;
+2. failing that, removes ``<think>`` blocks and looks for balanced objects among fences and prose: exactly one
+   that parses strictly is extracted, two or more reject the response (``multiple_json_values``);
+3. failing that, if the text ends inside an object, salvages the members and findings that were complete;
+4. never repairs tokens (trailing commas, quotes, comments, NaN...): that is ``invalid_json``.
+Duplicate keys are located exactly, so the validator can reject or drop instead of letting the last one win.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from promptops.parsing import paths
+from promptops.parsing.diagnostics import Code
+
+_STRUCTURAL = re.compile(r'["{}\[\]]')
+_STRING_STOP = re.compile(r'["\\]')
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+_SCALAR_PREFIX = re.compile(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z|t(?:r(?:ue?)?)?\Z|f(?:a(?:l(?:se?)?)?)?\Z|n(?:u(?:ll?)?)?\Z")
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
+_JSON_WS = " \t\n\r"
+_CUT = -1  # positions: the text ends inside the value
+_NOT_A_VALUE = -2  # positions: no JSON value starts here
+_BAD: Any = object()  # values: not strict JSON
+_DEEP: Any = object()
+
+
+@dataclass(frozen=True)
+class Rejection:
+    code: Code
+    message: str
+
+
+@dataclass
+class Truncation:
+    """Where a cut-off response ended and what was lost."""
+
+    cut_member: str | None = None  # top-level member whose value was cut (treated as absent)
+    cut_item: int | None = None  # index of the finding that was cut off mid-way
+    items_complete: bool = True  # False when the findings array itself never closed
+
+
+@dataclass
+class Document:
+    value: Any
+    extracted: bool = False
+    truncation: Truncation | None = None
+    top_duplicates: list[str] = field(default_factory=list)  # keys repeated in the top-level object
+    member_duplicates: dict[str, str] = field(default_factory=dict)  # top-level key -> path of a nested repeat
+    item_duplicates: dict[int, str] = field(default_factory=dict)  # finding index -> path of the repeat
+
+
+def decode_text(raw: str | bytes) -> str | Rejection:
+    """The text of ``raw`` with surrounding whitespace and a leading BOM removed."""
+    if isinstance(raw, bytes | bytearray | memoryview):
+        try:
+            text = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Rejection(Code.INVALID_JSON, f"response is not valid UTF-8 (byte {exc.start})")
+    else:
+        text = raw
+    text = text.strip()
+    if text.startswith("\ufeff"):
+        text = text[1:].strip()
+    return text
+
+
+def read_document(text: str, items_field: str, max_depth: int) -> Document | Rejection:
+    """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read."""
+    value = _decode(text)
+    if value is _DEEP:
+        return _too_deep(max_depth)
+    if value is _BAD:
+        return _extract(text, items_field, max_depth)
+    if _deeper_than(text, 0, len(text), max_depth):
+        return _too_deep(max_depth)
+    return _with_duplicates(Document(value), text, items_field)
+
+
+def _extract(original: str, items_field: str, max_depth: int) -> Document | Rejection:
+    text = _drop_thinking(original)
+    wrapper_removed = text != original
+    complete: list[tuple[int, int, Any]] = []
+    cut_start: int | None = None
+    pos = 0
+    while (start := text.find("{", pos)) >= 0:
+        if not _JSON_OBJECT_START.match(text, start):
+            pos = start + 1  # prose such as "{x}" or "use {" : look further
+            continue
+        end = _span_end(text, start)
+        if end < 0:
+            cut_start = start
+            break
+        value = _decode(text[start:end])
+        if value is _DEEP:
+            return _too_deep(max_depth)
+        if value is not _BAD:  # a broken object is not a candidate, and neither is anything inside it
+            complete.append((start, end, value))
+        pos = end
+    if len(complete) > 1 or (complete and cut_start is not None):
+        starts = ", ".join(str(s) for s, _, _ in complete) + (f", {cut_start} (cut off)" if cut_start is not None else "")
+        return Rejection(Code.MULTIPLE_JSON_VALUES, f"response holds several JSON objects (at characters {starts})")
+    if complete:
+        start, end, value = complete[0]
+        if _deeper_than(text, start, end, max_depth):
+            return _too_deep(max_depth)
+        return _with_duplicates(Document(value, extracted=True), text[start:end], items_field)
+    if cut_start is not None:
+        extracted = wrapper_removed or bool(text[:cut_start].strip())
+        return _salvage(text, cut_start, items_field, max_depth, extracted)
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_strict_error(original)}")
+
+
+def _drop_thinking(text: str) -> str:
+    text = _THINK_BLOCK.sub("", text)
+    opened = text.lower().find("<think>")
+    if opened >= 0:  # cut off while thinking: nothing after the tag is an answer
+        text = text[:opened]
+    closed = text.lower().rfind("</think>")
+    if closed >= 0:  # some APIs strip the opening tag and leave the reasoning before a bare closing tag
+        text = text[closed + len("</think>") :]
+    return text
+
+
+def _salvage(text: str, start: int, items_field: str, max_depth: int, extracted: bool) -> Document | Rejection:
+    """Keep what was complete in an object the text ends inside (DESIGN.md §3.3)."""
+    if _deeper_than(text, start, len(text), max_depth):
+        return _too_deep(max_depth)
+    end_of_text = len(text)
+    members: dict[str, Any] = {}
+    document = Document(members, extracted=extracted, truncation=Truncation())
+    truncation = document.truncation
+    assert truncation is not None
+    pos = start + 1
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos >= end_of_text:
+            break
+        if text[pos] != '"':
+            return _syntax_error(text, pos)
+        key_end = _string_end(text, pos + 1)
+        if key_end < 0:
+            break
+        key = _decode(text[pos:key_end])
+        if not isinstance(key, str):
+            return _syntax_error(text, pos)
+        pos = _skip_ws(text, key_end)
+        if pos >= end_of_text:
+            break
+        if text[pos] != ":":
+            return _syntax_error(text, pos)
+        pos = _skip_ws(text, pos + 1)
+        if pos >= end_of_text:
+            truncation.cut_member = key
+            break
+        if key in members:
+            document.top_duplicates.append(key)
+        if key == items_field and text[pos] == "[":
+            items: list[Any] = []
+            members[key] = items
+            pos = _salvage_items(text, pos + 1, items, document)
+            if pos < 0:
+                return _syntax_error(text, -pos)
+            if not truncation.items_complete:
+                break
+        else:
+            value_end = _value_end(text, pos)
+            if value_end == _CUT:
+                truncation.cut_member = key
+                members.pop(key, None)
+                break
+            value = _decode(text[pos:value_end]) if value_end > 0 else _BAD
+            if value is _BAD or value is _DEEP:
+                return _syntax_error(text, pos)
+            members[key] = value
+            duplicate = _first_duplicate_in(text[pos:value_end], value, paths.member(None, key))
+            if duplicate is not None:
+                document.member_duplicates[key] = duplicate
+            pos = value_end
+        pos = _skip_ws(text, pos)
+        if pos >= end_of_text:
+            break
+        if text[pos] != ",":
+            return _syntax_error(text, pos)
+        pos += 1
+    return document
+
+
+def _salvage_items(text: str, pos: int, items: list[Any], document: Document) -> int:
+    """Read complete findings into ``items``; return the position after the array, or -position on error."""
+    truncation = document.truncation
+    assert truncation is not None
+    end_of_text = len(text)
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos >= end_of_text:
+            truncation.items_complete = False
+            return pos
+        if text[pos] == "]" and not items:
+            return pos + 1
+        value_end = _value_end(text, pos)
+        if value_end == _CUT:
+            truncation.items_complete = False
+            truncation.cut_item = len(items)
+            return end_of_text
+        value = _decode(text[pos:value_end]) if value_end > 0 else _BAD
+        if value is _BAD or value is _DEEP:
+            return -pos
+        duplicate = _first_duplicate_in(text[pos:value_end], value, "")
+        if duplicate is not None:
+            document.item_duplicates[len(items)] = duplicate
+        items.append(value)
+        pos = _skip_ws(text, value_end)
+        if pos >= end_of_text:
+            truncation.items_complete = False
+            return pos
+        if text[pos] == "]":
+            return pos + 1
+        if text[pos] != ",":
+            return -pos
+        pos += 1
+
+
+def _decode(span: str) -> Any:
+    """The strict RFC 8259 value of ``span``, or the _BAD / _DEEP sentinels."""
+    try:
+        return msgspec.json.decode(span)
+    except RecursionError:
+        return _DEEP
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _BAD
+
+
+def _strict_error(text: str) -> str:
+    try:
+        msgspec.json.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return str(exc)
+    except RecursionError:
+        return "nested too deeply"
+    return "no JSON object found"
+
+
+def _too_deep(max_depth: int) -> Rejection:
+    return Rejection(Code.TOO_DEEP, f"response nests deeper than {max_depth} levels")
+
+
+def _syntax_error(text: str, pos: int) -> Rejection:
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: unexpected {text[pos:pos + 1]!r} at character {pos}")
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    end = len(text)
+    while pos < end and text[pos] in _JSON_WS:
+        pos += 1
+    return pos
+
+
+def _string_end(text: str, pos: int) -> int:
+    """Index after the closing quote of a string whose body starts at ``pos``, or _CUT."""
+    while True:
+        match = _STRING_STOP.search(text, pos)
+        if match is None:
+            return _CUT
+        if match.group() == '"':
+            return match.end()
+        pos = match.end() + 1  # skip the escaped character
+        if pos > len(text):
+            return _CUT
+
+
+def _span_end(text: str, start: int) -> int:
+    """Index after the bracket closing the object or array opened at ``start``, or _CUT."""
+    depth = 0
+    pos = start
+    while True:
+        match = _STRUCTURAL.search(text, pos)
+        if match is None:
+            return _CUT
+        char = match.group()
+        pos = match.end()
+        if char == '"':
+            pos = _string_end(text, pos)
+            if pos < 0:
+                return _CUT
+        elif char in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
+
+
+def _value_end(text: str, pos: int) -> int:
+    """Index after the value starting at ``pos``; _CUT if the text ends inside it, else _NOT_A_VALUE."""
+    char = text[pos]
+    if char in "{[":
+        return _span_end(text, pos)
+    if char == '"':
+        return _string_end(text, pos + 1)
+    match = _SCALAR.match(text, pos)
+    if match is None or match.end() == len(text):
+        # A number or literal running into the end of the text may be cut short ("4" of "42").
+        return _CUT if _SCALAR_PREFIX.match(text, pos) else _NOT_A_VALUE
+    return match.end()
+
+
+def _deeper_than(text: str, start: int, stop: int, max_depth: int) -> bool:
+    """Whether the JSON text in ``text[start:stop]`` nests arrays and objects deeper than ``max_depth``."""
+    if text.count("{", start, stop) + text.count("[", start, stop) <= max_depth:
+        return False  # cannot nest deeper than the brackets it has: the common case, decided in C
+    depth = 0
+    pos = start
+    while (match := _STRUCTURAL.search(text, pos, stop)) is not None:
+        char = match.group()
+        pos = match.end()
+        if char == '"':
+            pos = _string_end(text, pos)
+            if pos < 0:
+                return False
+        elif char in "{[":
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+# ---- duplicate keys --------------------------------------------------------------------------------------
+
+
+class _Repeated(dict[str, Any]):
+    """A decoded object that had repeated keys (the stdlib decoder keeps the last value, like msgspec)."""
+
+    repeated: list[str]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    marked = _Repeated(obj)
+    marked.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+    return marked
+
+
+def _may_have_duplicates(span: str, value: Any) -> bool:
+    """Cheap test: each member of a JSON text contributes one ':' outside strings.
+
+    The canonical encoding of the decoded value has the same colons inside strings, so the counts differ
+    exactly when members were lost to repeated keys (unless a colon was written as an escape).
+    """
+    return "\\u003" in span or span.count(":") != msgspec.json.encode(value).count(b":")
+
+
+def _shadow(span: str) -> Any:
+    """Decode ``span`` (known to be strict JSON) keeping track of repeated keys; numbers are irrelevant."""
+    return json.loads(span, object_pairs_hook=_pairs, parse_int=_zero, parse_float=_zero, parse_constant=_zero)
+
+
+def _zero(_: str) -> int:
+    return 0
+
+
+def _first_duplicate_in(span: str, value: Any, base: str) -> str | None:
+    if not _may_have_duplicates(span, value):
+        return None
+    return _first_repeat(_shadow(span), base)
+
+
+def _first_repeat(node: Any, base: str) -> str | None:
+    stack: list[tuple[Any, str]] = [(node, base)]
+    while stack:
+        current, where = stack.pop()
+        if isinstance(current, _Repeated):
+            return paths.member(where, current.repeated[0])
+        if isinstance(current, dict):
+            stack.extend((v, paths.member(where, k)) for k, v in reversed(list(current.items())))
+        elif isinstance(current, list):
+            stack.extend((v, paths.element(where, i)) for i, v in reversed(list(enumerate(current))))
+    return None
+
+
+def _with_duplicates(document: Document, span: str, items_field: str) -> Document:
+    value = document.value
+    if not isinstance(value, dict) or not _may_have_duplicates(span, value):
+        return document
+    shadow = _shadow(span)
+    if isinstance(shadow, _Repeated):
+        document.top_duplicates.extend(shadow.repeated)
+    for key, member in shadow.items():
+        if key == items_field and isinstance(member, list):
+            for index, item in enumerate(member):
+                repeat = _first_repeat(item, "")
+                if repeat is not None:
+                    document.item_duplicates[index] = repeat
+        else:
+            repeat = _first_repeat(member, paths.member(None, key))
+            if repeat is not None:
+                document.member_duplicates[key] = repeat
+    return document

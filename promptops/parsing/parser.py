@@ -1,0 +1,109 @@
+"""The parser: model text in, ParseOutcome out, for one contract under one policy.
+
+Build one Parser per (contract, policy) and reuse it: it compiles its decoders once. ``parse`` never raises
+for anything a model can produce; every input ends as an accepted or rejected outcome with diagnostics.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from promptops.contract import Contract
+from promptops.errors import PolicyError
+from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
+from promptops.parsing.fastpath import FastPath
+from promptops.parsing.jsontext import Rejection, decode_text, read_document
+from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.validate import Validator
+from promptops.parsing.versions import VersionGate
+from promptops.policy import ParserPolicy
+
+
+class Parser:
+    def __init__(self, contract: Contract, policy: ParserPolicy | None = None) -> None:
+        self.contract = contract
+        self.policy = policy or contract.default_policy
+        gate = VersionGate(contract, self.policy)
+        self._validator = Validator(contract, self.policy, gate)
+        self._limits = self.policy.limits
+        floor = self.policy.schema_floor
+        readable = [v for v in contract.schema_versions if v.major == floor.major and v >= floor]
+        self._fast: dict[str, FastPath | None] = {
+            str(v): FastPath.build(contract, contract.shape(v), gate) for v in readable
+        }
+        self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
+        self._peek_str: re.Pattern[str] | None = None
+        self._peek_bytes: re.Pattern[bytes] | None = None
+        if len(readable) > 1 and contract.versions.schema is not None:
+            field = re.escape(contract.versions.schema)
+            self._peek_str = re.compile(rf'"{field}"\s*:\s*"([^"\\]*)"')
+            self._peek_bytes = re.compile(self._peek_str.pattern.encode())
+        self._needs_request_versions = contract.versions.schema is None or contract.versions.prompt is None
+
+    def parse(
+        self,
+        raw: str | bytes,
+        changed_files: ChangedFiles | Iterable[str],
+        *,
+        schema_version: str | None = None,
+        prompt_version: str | None = None,
+    ) -> ParseOutcome:
+        """Parse one response.
+
+        ``changed_files`` are the repository paths of the review target (a ChangedFiles built once is
+        cheaper when many responses share them). ``schema_version``/``prompt_version`` state what the request
+        asked for, and are required for contracts whose output carries no version fields.
+        """
+        changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
+        request_versions: tuple[str, str] | None = None
+        if self._needs_request_versions:
+            if schema_version is None or prompt_version is None:
+                raise PolicyError(
+                    f"contract {self.contract.name}: responses carry no versions; pass schema_version and prompt_version"
+                )
+            request_versions = (schema_version, prompt_version)
+        too_large = self._size_problem(raw)
+        if too_large is not None:
+            return too_large
+        fast = self._fast_path_for(raw, request_versions)
+        if fast is not None:
+            outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions)
+            if outcome is not None:
+                return outcome
+        text = decode_text(raw)
+        if isinstance(text, Rejection):
+            return _rejected(text)
+        document = read_document(text, self.contract.items, self._limits.max_depth)
+        if isinstance(document, Rejection):
+            return _rejected(document)
+        return self._validator.validate(document, changed, request_versions)
+
+    def _fast_path_for(self, raw: str | bytes, request_versions: tuple[str, str] | None) -> FastPath | None:
+        if request_versions is not None:
+            return self._fast.get(request_versions[0])
+        if self._only_fast is not None or self._peek_str is None or self._peek_bytes is None:
+            return self._only_fast
+        match = self._peek_bytes.search(raw) if isinstance(raw, bytes) else self._peek_str.search(raw)
+        if match is None:
+            return None
+        declared = match.group(1)
+        return self._fast.get(declared if isinstance(declared, str) else declared.decode("utf-8", "replace"))
+
+    def _size_problem(self, raw: str | bytes) -> ParseOutcome | None:
+        limit = self._limits.max_bytes
+        if isinstance(raw, str):
+            if len(raw) * 4 <= limit:
+                return None  # cannot exceed the limit even if every character took four bytes
+            size = len(raw.encode("utf-8", "surrogatepass"))
+        else:
+            size = len(raw)
+        if size <= limit:
+            return None
+        return _rejected(Rejection(Code.TOO_LARGE, f"response is {size} bytes, over the {limit}-byte limit"))
+
+
+def _rejected(rejection: Rejection) -> ParseOutcome:
+    diagnostic = Diagnostic(rejection.code, ERROR, None, rejection.message)
+    return ParseOutcome(accepted=False, reason=rejection.code, diagnostics=[diagnostic])
+
