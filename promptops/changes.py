@@ -24,7 +24,8 @@ def changed_files_from_git(repo: Path, revision_range: str) -> list[str]:
     try:
         completed = subprocess.run(
             ["git", "-C", str(repo), "diff", "--name-only", "-z", revision_range, "--"],
-            capture_output=True, check=False,
+            capture_output=True,
+            check=False,
         )
     except FileNotFoundError:
         raise PromptopsError("--git-diff needs git, which is not installed") from None

@@ -162,9 +162,18 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
     if policy.schema_floor not in shapes:
         raise ContractError(config_rel, f"policy.schema_floor {policy.schema_floor} has no schema file")
     return Contract(
-        name=name, description=description, items=items, roles=roles, versions=versions,
-        null_means_absent=null_means_absent, coercions=coercions, default_policy=policy, shapes=shapes,
-        schema_files=files, directory=rel_dir, extra=extra,
+        name=name,
+        description=description,
+        items=items,
+        roles=roles,
+        versions=versions,
+        null_means_absent=null_means_absent,
+        coercions=coercions,
+        default_policy=policy,
+        shapes=shapes,
+        schema_files=files,
+        directory=rel_dir,
+        extra=extra,
     )
 
 
@@ -276,7 +285,7 @@ class _Keys:
     def version(self, key: str, parse: Any) -> Any:
         value = self._get(key)
         if not isinstance(value, str):
-            raise self._fail(key, "required, a quoted version string such as \"1.0\"")
+            raise self._fail(key, 'required, a quoted version string such as "1.0"')
         try:
             return parse(value)
         except VersionError as exc:

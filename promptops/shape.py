@@ -25,22 +25,90 @@ JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "obje
 
 # Keywords that never change which documents are valid.
 _ANNOTATIONS = frozenset(
-    {"title", "description", "default", "examples", "$comment", "$schema", "$id", "definitions", "$defs",
-     "readOnly", "writeOnly", "deprecated", "format", "contentMediaType", "contentEncoding"}
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "$schema",
+        "$id",
+        "definitions",
+        "$defs",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        "format",
+        "contentMediaType",
+        "contentEncoding",
+    }
 )
 # Every validation keyword of drafts 4 to 2020-12; anything outside this set is an unknown keyword, which
 # JSON Schema validators ignore, and so do we (seed 001 carries a top-level "_meta" block).
 _VALIDATION_KEYWORDS = frozenset(
-    {"type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-     "maxLength", "minLength", "pattern", "items", "additionalItems", "prefixItems", "maxItems", "minItems",
-     "uniqueItems", "contains", "minContains", "maxContains", "maxProperties", "minProperties", "required",
-     "properties", "patternProperties", "additionalProperties", "dependencies", "dependentRequired",
-     "dependentSchemas", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not", "$ref",
-     "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"}
+    {
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "items",
+        "additionalItems",
+        "prefixItems",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "dependencies",
+        "dependentRequired",
+        "dependentSchemas",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "$ref",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "$dynamicRef",
+        "$recursiveRef",
+    }
 )
 _FIELD_KEYWORDS = frozenset(
-    {"type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-     "maxLength", "minLength", "pattern", "items", "maxItems", "minItems", "uniqueItems"}
+    {
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "items",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+    }
 )
 _OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 
@@ -122,8 +190,11 @@ def compile_shape(schema: Mapping[str, Any], version: SchemaVersion, items_field
         raise ContractError(source, f"{items_field}: 'items' must be one object schema")
     item = _object_shape(resolver.resolve(item_schema, f"{items_field}[]"), f"{items_field}[]", resolver, source)
     items_rule = FieldRule(
-        name=items_field, types=frozenset({"array"}), min_items=array_schema.get("minItems"),
-        max_items=array_schema.get("maxItems"), description=array_schema.get("description"),
+        name=items_field,
+        types=frozenset({"array"}),
+        min_items=array_schema.get("minItems"),
+        max_items=array_schema.get("maxItems"),
+        description=array_schema.get("description"),
     )
     properties = dict(top.properties)
     properties[items_field] = items_rule
@@ -166,8 +237,10 @@ def _field_rule(name: str, schema: Any, path: str, refs: _Refs, source: str) -> 
     description = schema.get("description")
     keywords = set(schema) & _VALIDATION_KEYWORDS
     types = _types_of(schema, path, source)
-    is_open_object = types == frozenset({"object"}) and keywords <= {"type", "additionalProperties"} and (
-        schema.get("additionalProperties", True) is True
+    is_open_object = (
+        types == frozenset({"object"})
+        and keywords <= {"type", "additionalProperties"}
+        and (schema.get("additionalProperties", True) is True)
     )
     if is_open_object:
         return FieldRule(name=name, types=types, open_object=True, description=description)

@@ -32,32 +32,46 @@ def demo(project: Project, output_format: str) -> int:
     for example in load_examples(contract.name):
         outcome = parser.parse(example["raw"], ChangedFiles(example["changed_files"]))
         notes = Counter(str(d.code) for d in outcome.diagnostics if d.level != INFO or outcome.accepted)
-        rows.append({
-            "response_id": example["response_id"],
-            "description": example["description"],
-            "outcome": outcome.outcome,
-            "reason": None if outcome.reason is None else str(outcome.reason),
-            "findings_seen": outcome.findings_seen,
-            "findings_kept": outcome.findings_kept,
-            "diagnostics": dict(notes),
-        })
+        rows.append(
+            {
+                "response_id": example["response_id"],
+                "description": example["description"],
+                "outcome": outcome.outcome,
+                "reason": None if outcome.reason is None else str(outcome.reason),
+                "findings_seen": outcome.findings_seen,
+                "findings_kept": outcome.findings_kept,
+                "diagnostics": dict(notes),
+            }
+        )
     accepted = sum(1 for row in rows if row["outcome"] == "accepted")
     if output_format == "json":
-        click.echo(json.dumps({"contract": contract.name, "responses": rows, "accepted": accepted,
-                               "rejected": len(rows) - accepted}, indent=2))
+        click.echo(
+            json.dumps(
+                {"contract": contract.name, "responses": rows, "accepted": accepted, "rejected": len(rows) - accepted},
+                indent=2,
+            )
+        )
         return exits.OK
-    click.echo(f"promptops demo: {len(rows)} example responses through the {contract.name} parser "
-               f"(schema floor {parser.policy.schema_floor}, prompt {parser.policy.prompt_version})\n")
+    click.echo(
+        f"promptops demo: {len(rows)} example responses through the {contract.name} parser "
+        f"(schema floor {parser.policy.schema_floor}, prompt {parser.policy.prompt_version})\n"
+    )
     width = max(len(row["response_id"]) for row in rows)
     for row in rows:
-        verdict = (f"kept {row['findings_kept']}/{row['findings_seen']}" if row["outcome"] == "accepted"
-                   else f"REJECTED {row['reason']}")
-        codes = ", ".join(f"{code}" + (f" x{n}" if n > 1 else "") for code, n in row["diagnostics"].items()
-                          if code != row["reason"])
+        verdict = (
+            f"kept {row['findings_kept']}/{row['findings_seen']}"
+            if row["outcome"] == "accepted"
+            else f"REJECTED {row['reason']}"
+        )
+        codes = ", ".join(
+            f"{code}" + (f" x{n}" if n > 1 else "") for code, n in row["diagnostics"].items() if code != row["reason"]
+        )
         click.echo(f"  {row['response_id']:<{width}}  {verdict:<32} {codes}")
         click.echo(f"  {'':<{width}}  {click.style(row['description'], dim=True)}")
     seen = sum(row["findings_seen"] for row in rows)
     kept = sum(row["findings_kept"] for row in rows)
-    click.echo(f"\n{accepted} accepted, {len(rows) - accepted} rejected; {kept} of {seen} findings kept. "
-               f"Try: promptops validate --contract {contract.name} --changed-file src/api/users.py RESPONSE")
+    click.echo(
+        f"\n{accepted} accepted, {len(rows) - accepted} rejected; {kept} of {seen} findings kept. "
+        f"Try: promptops validate --contract {contract.name} --changed-file src/api/users.py RESPONSE"
+    )
     return exits.OK

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from promptops.contract import VERSIONS_DIR, Contract, load_contract
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def find_root(start: Path) -> Path:
@@ -38,11 +42,15 @@ class Project:
             return Path(path).as_posix()
 
 
-def format_option(*choices: str) -> click.Option:
-    """The ``--format`` option every result-printing command offers."""
+def format_option(*choices: str) -> Callable[[F], F]:
+    """The ``--format`` option every result-printing command offers (``output_format`` parameter)."""
     options = choices or ("text", "json")
-    return click.option(  # type: ignore[return-value]
-        "--format", "output_format", type=click.Choice(options), default=options[0], show_default=True,
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(options),
+        default=options[0],
+        show_default=True,
         help="Output format.",
     )
 

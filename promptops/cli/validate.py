@@ -24,18 +24,25 @@ from promptops.versioning import PromptVersion, SchemaVersion
 @click.option("--contract", "contract_name", required=True, help="Contract name (a directory under versions/).")
 @click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file (repeatable).")
 @click.option(
-    "--changed-files-from", type=click.File("r", encoding="utf-8"), metavar="FILE",
+    "--changed-files-from",
+    type=click.File("r", encoding="utf-8"),
+    metavar="FILE",
     help="File listing changed files, one per line.",
 )
 @click.option("--git-diff", "git_range", metavar="BASE...HEAD", help="Take changed files from git diff in --repo.")
 @click.option(
-    "--repo", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
-    show_default=True, help="Repository for --git-diff.",
+    "--repo",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Repository for --git-diff.",
 )
 @click.option("--schema-version", "schema_floor", metavar="X.Y", help="Required schema version (the floor).")
 @click.option("--prompt-version", "prompt_pin", metavar="X.Y.Z", help="Pinned prompt version.")
 @click.option("--allow-prompt-patch-drift", is_flag=True, default=None, help="Accept any patch of the pinned prompt.")
-@click.option("--batch", type=click.File("rb"), metavar="FILE.jsonl", help="Validate JSONL records instead of one response.")
+@click.option(
+    "--batch", type=click.File("rb"), metavar="FILE.jsonl", help="Validate JSONL records instead of one response."
+)
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 when an accepted response has warnings.")
 @format_option()
 @click.argument("response", type=click.File("rb"), default="-", required=False)
@@ -74,8 +81,9 @@ def validate(
     given = bool(changed or changed_files_from is not None or git_range is not None)
     request_versions = (str(policy.schema_floor), str(policy.prompt_version))
     if batch is not None:
-        return _validate_batch(parser, batch, ChangedFiles(sources) if given else None, request_versions,
-                               output_format, strict_warnings)
+        return _validate_batch(
+            parser, batch, ChangedFiles(sources) if given else None, request_versions, output_format, strict_warnings
+        )
     if not given:
         raise click.UsageError("no changed files: pass --changed-file, --changed-files-from or --git-diff")
     outcome = _parse(parser, response.read(), ChangedFiles(sources), request_versions)
@@ -121,7 +129,10 @@ def _validate_batch(
             tally["bad records"] += 1
             code = exits.TOOL_FAILURE
             continue
-        versions = (record.get("schema_version") or request_versions[0], record.get("prompt_version") or request_versions[1])
+        versions = (
+            record.get("schema_version") or request_versions[0],
+            record.get("prompt_version") or request_versions[1],
+        )
         outcome = _parse(parser, record["raw"], changed_files, versions)
         tally[outcome.outcome] += 1
         if outcome.reason is not None:

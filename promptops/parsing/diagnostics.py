@@ -9,9 +9,11 @@ tolerant reading).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
+
+from promptops.parsing import paths
 
 ERROR = "error"
 WARNING = "warning"
@@ -51,9 +53,7 @@ class Code(StrEnum):
     UNKNOWN_FIELD_IGNORED = "unknown_field_ignored"
 
 
-COERCION_CODES = frozenset(
-    {Code.TRIMMED_WHITESPACE, Code.NORMALIZED_PATH_SEPARATOR, Code.CONVERTED_NUMERIC_STRING}
-)
+COERCION_CODES = frozenset({Code.TRIMMED_WHITESPACE, Code.NORMALIZED_PATH_SEPARATOR, Code.CONVERTED_NUMERIC_STRING})
 
 
 class Diagnostic:
@@ -94,6 +94,26 @@ class Diagnostic:
         return isinstance(other, Diagnostic) and self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def duplicate_ids(kept: Iterable[tuple[int, Any]], items_path: str, id_field: str) -> list[Diagnostic]:
+    """A ``duplicate_finding_id`` warning for each kept finding whose id an earlier kept finding already used.
+
+    ``kept`` holds (index in the response, id) pairs; ids that are not non-empty strings are not compared.
+    """
+    first: dict[str, int] = {}
+    found = []
+    for index, finding_id in kept:
+        if type(finding_id) is not str or not finding_id:
+            continue
+        if finding_id in first:
+            where = paths.member(paths.element(items_path, index), id_field)
+            earlier = paths.element(items_path, first[finding_id])
+            message = f"finding id {finding_id!r} is also used by {earlier}"
+            found.append(Diagnostic(Code.DUPLICATE_FINDING_ID, WARNING, where, message, index, finding_id))
+        else:
+            first[finding_id] = index
+    return found
 
 
 class ParseOutcome:
@@ -150,6 +170,27 @@ class ParseOutcome:
         self.findings_coerced = findings_coerced
         self.extracted = extracted
         self.truncated = truncated
+
+    @classmethod
+    def clean(
+        cls,
+        diagnostics: list[Diagnostic],
+        materialize: Callable[[], dict[str, Any]],
+        versions: tuple[str, str],
+        findings: int,
+    ) -> ParseOutcome:
+        """An accepted outcome with every finding kept unchanged (the fast path's only verdict).
+
+        Sets the slots directly: this runs once per clean response on the hot path.
+        """
+        outcome = cls.__new__(cls)
+        outcome.accepted, outcome.reason, outcome.diagnostics = True, None, diagnostics
+        outcome._result, outcome._materialize = None, materialize
+        outcome.schema_version, outcome.prompt_version = versions
+        outcome.findings_seen = outcome.findings_kept = findings
+        outcome.findings_dropped = outcome.findings_coerced = 0
+        outcome.extracted = outcome.truncated = False
+        return outcome
 
     @property
     def outcome(self) -> str:

@@ -22,16 +22,17 @@ import msgspec
 from promptops.contract import Contract
 from promptops.errors import VersionError
 from promptops.parsing import paths
-from promptops.parsing.diagnostics import WARNING, Code, Diagnostic, ParseOutcome
+from promptops.parsing.diagnostics import Diagnostic, ParseOutcome, duplicate_ids
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.scan import native, python_clean, strings_clean
 from promptops.parsing.versions import VersionGate
 from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 from promptops.versioning import PromptVersion, SchemaVersion
 
 UNSET = msgspec.UNSET
 _is_set = functools.partial(operator.is_not, UNSET)
-_strip = str.strip
 _VERSION_CACHE_LIMIT = 4096
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
 
 
 class _Inexpressible(Exception):
@@ -41,14 +42,20 @@ class _Inexpressible(Exception):
 class FastPath:
     """Decoder and checks for one schema version of a contract."""
 
-    def __init__(self, contract: Contract, shape: OutputShape, gate: VersionGate) -> None:
+    def __init__(self, contract: Contract, shape: OutputShape, gate: VersionGate, *, speedups: bool = True) -> None:
         self._contract = contract
         self._shape = shape
         self._gate = gate
         roles = contract.roles
         self._line_fields = {name for name in (roles.line, roles.end_line) if name is not None}
         item_type, self._item_names = _struct("Finding", shape.item, self._line_fields)
-        top_type, self._top_names = _struct("Response", shape.top, set(), items=(contract.items, item_type))
+        self._item_type = item_type
+        # Version fields are checked once per distinct value by _learn_versions (pattern included), so the
+        # decoder reads them as plain strings instead of running their regex on every response.
+        version_fields = {name for name in (contract.versions.schema, contract.versions.prompt) if name}
+        top_type, self._top_names = _struct(
+            "Response", shape.top, set(), items=(contract.items, item_type), plain_strings=version_fields
+        )
         self._decoder = msgspec.json.Decoder(top_type)
         self._encoder = msgspec.json.Encoder()
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
@@ -65,15 +72,20 @@ class FastPath:
         self._line = attr(self._item_names[roles.line]) if roles.line else None
         self._end_line = attr(self._item_names[roles.end_line]) if roles.line and roles.end_line else None
         self._id = attr(self._item_names[roles.id]) if roles.id else None
-        self._schema_field = attr(self._top_names[contract.versions.schema]) if contract.versions.schema else None
-        self._prompt_field = attr(self._top_names[contract.versions.prompt]) if contract.versions.prompt else None
+        version_attrs = [self._top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
+        self._versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
+        self._path_optional = roles.path is not None and roles.path not in item.required
+        self._has_open_objects = bool(self._top_open or self._item_open)
+        self._native = native if speedups else None
         self._items_path = paths.member(None, contract.items)
 
     @classmethod
-    def build(cls, contract: Contract, shape: OutputShape, gate: VersionGate) -> FastPath | None:
+    def build(
+        cls, contract: Contract, shape: OutputShape, gate: VersionGate, *, speedups: bool = True
+    ) -> FastPath | None:
         """The fast path for ``shape``, or None when its rules are beyond what Structs express exactly."""
         try:
-            return cls(contract, shape, gate)
+            return cls(contract, shape, gate, speedups=speedups)
         except (_Inexpressible, TypeError):
             return None
 
@@ -82,64 +94,87 @@ class FastPath:
     ) -> ParseOutcome | None:
         try:
             obj = self._decoder.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        except _DECODE_ERRORS:
             return None
-        if request_versions is None:
-            assert self._schema_field is not None and self._prompt_field is not None
-            versions = (self._schema_field(obj), self._prompt_field(obj))
-        else:
-            versions = request_versions
+        versions = self._versions(obj) if request_versions is None else request_versions
         if self._versions_ok.get(versions) is not True and not self._learn_versions(versions):
             return None
         items = self._items_attr(obj)
-        if not self._clean_strings(obj, items):
+        if not (self._native(data) if self._native is not None else self._python_gate(data, obj, items)):
             return None
+        if not self._in_place(items, changed):
+            return None
+        if self._has_open_objects and not self._shallow(obj, items, max_depth):
+            return None
+        diagnostics = self._duplicate_ids(items) if self._id is not None else []
+        return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))
+
+    def kept_as_is(self, item: dict[str, Any], changed: ChangedFiles) -> dict[str, Any] | None:
+        """One decoded finding in schema order if it is kept exactly as written (no drop, no coercion).
+
+        The diagnostic path asks this first, so only the findings that need attention pay for field-by-field
+        checks (repeated keys were already ruled out by the document reader).
+        """
+        try:
+            typed = msgspec.convert(item, self._item_type)
+        except msgspec.ValidationError:
+            return None
+        if not strings_clean(self._item_free_strings([typed])) or not self._in_place([typed], changed):
+            return None
+        kept: dict[str, Any] = msgspec.to_builtins(typed)
+        return kept
+
+    def _python_gate(self, data: bytes | str, obj: Any, items: list[Any]) -> bool:
+        strings = itertools.chain(self._top_strings(obj), self._item_free_strings(items))
+        for getter in self._top_string_lists:
+            strings = itertools.chain(strings, getter(obj) or ())
+        return python_clean(data, obj, strings)
+
+    def _item_free_strings(self, items: list[Any]) -> Iterable[Any]:
+        strings: Iterable[Any] = itertools.chain.from_iterable(map(self._item_strings, items))
+        for getter in self._item_string_lists:
+            strings = itertools.chain(strings, itertools.chain.from_iterable(filter(None, map(getter, items))))
+        return strings
+
+    def _in_place(self, items: list[Any], changed: ChangedFiles) -> bool:
+        """Every finding names a changed file (exactly, already normal) and has a sane line range."""
         if self._path is not None:
-            located = filter(_is_set, map(self._path, items))
-            if not all(map(changed.exact, located)):
-                return None
+            located = filter(_is_set, map(self._path, items)) if self._path_optional else map(self._path, items)
+            if not all(map(changed.normal.__contains__, located)):
+                return False
         if self._end_line is not None and self._line is not None:
             for end, line in zip(map(self._end_line, items), map(self._line, items), strict=True):
                 if end is not UNSET and end < line:
-                    return None
-        if (self._top_open or self._item_open) and not self._shallow(obj, items, max_depth):
-            return None
-        colons = data.count(b":") if isinstance(data, bytes) else data.count(":")
-        if colons != self._encoder.encode(obj).count(b":") or (b"\\u003" in data if isinstance(data, bytes) else "\\u003" in data):
-            return None  # a repeated key (or an escaped colon we cannot account for): let the slow path look
-        diagnostics = self._duplicate_ids(items) if self._id is not None else []
-        return ParseOutcome(
-            accepted=True, reason=None, diagnostics=diagnostics, materialize=functools.partial(msgspec.to_builtins, obj),
-            schema_version=versions[0], prompt_version=versions[1],
-            findings_seen=len(items), findings_kept=len(items),
-        )
+                    return False
+        return True
 
     def _learn_versions(self, versions: tuple[Any, Any]) -> bool:
         """Whether these exact declarations are clean, accepted, and read with this path's schema."""
         schema_text, prompt_text = versions
         ok = False
-        if type(schema_text) is str and type(prompt_text) is str and schema_text.strip() == schema_text:
+        clean = type(schema_text) is str and type(prompt_text) is str
+        if clean and schema_text.strip() == schema_text and prompt_text.strip() == prompt_text:
             try:
-                schema, prompt = SchemaVersion.parse(schema_text), PromptVersion.parse(prompt_text)
+                verdict = self._gate.judge(SchemaVersion.parse(schema_text), PromptVersion.parse(prompt_text))
             except VersionError:
-                schema = prompt = None
-            if schema is not None and prompt is not None and prompt_text.strip() == prompt_text:
-                verdict = self._gate.judge(schema, prompt)
+                pass
+            else:
                 ok = verdict.accepted and verdict.shape is self._shape and not verdict.tolerant
+                ok = ok and all(self._matches_rule(name, text) for name, text in self._version_texts(versions))
         if len(self._versions_ok) >= _VERSION_CACHE_LIMIT:
             self._versions_ok.clear()
         self._versions_ok[versions] = ok
         return ok
 
-    def _clean_strings(self, obj: Any, items: list[Any]) -> bool:
-        """No string needs trimming (compared with identity: strip returns the same object when clean)."""
-        strings: Iterable[Any] = itertools.chain(self._top_strings(obj), itertools.chain.from_iterable(map(self._item_strings, items)))
-        for getter in self._top_string_lists:
-            strings = itertools.chain(strings, getter(obj) or ())
-        for getter in self._item_string_lists:
-            strings = itertools.chain(strings, itertools.chain.from_iterable(filter(None, map(getter, items))))
-        present = tuple(filter(None, strings))  # drops UNSET, None and "" (nothing to trim)
-        return tuple(map(_strip, present)) == present
+    def _version_texts(self, versions: tuple[Any, Any]) -> list[tuple[str, str]]:
+        fields = (self._contract.versions.schema, self._contract.versions.prompt)
+        return [(name, text) for name, text in zip(fields, versions, strict=True) if name is not None]
+
+    def _matches_rule(self, name: str, text: str) -> bool:
+        rule = self._shape.top.properties[name]
+        too_short = rule.min_length is not None and len(text) < rule.min_length
+        too_long = rule.max_length is not None and len(text) > rule.max_length
+        return not too_short and not too_long and (rule.pattern is None or rule.pattern.search(text) is not None)
 
     def _shallow(self, obj: Any, items: list[Any], max_depth: int) -> bool:
         # An open object nests below the top-level object (1 level), or below top, array and finding (3).
@@ -152,19 +187,7 @@ class FastPath:
         ids = list(map(self._id, items))
         if len(set(ids)) == len(ids):
             return []
-        diagnostics = []
-        first: dict[str, int] = {}
-        for index, finding_id in enumerate(ids):
-            if type(finding_id) is not str or not finding_id:
-                continue
-            if finding_id in first:
-                base = paths.element(self._items_path, index)
-                where = paths.member(base, self._contract.roles.id or "id")
-                message = f"finding id {finding_id!r} is also used by {paths.element(self._items_path, first[finding_id])}"
-                diagnostics.append(Diagnostic(Code.DUPLICATE_FINDING_ID, WARNING, where, message, index, finding_id))
-            else:
-                first[finding_id] = index
-        return diagnostics
+        return duplicate_ids(enumerate(ids), self._items_path, self._contract.roles.id or "id")
 
 
 def attr(name: str) -> Callable[[Any], Any]:
@@ -178,7 +201,7 @@ def _getter(names: Iterable[str]) -> Callable[[Any], tuple[Any, ...]]:
     if len(names) == 1:
         single = operator.attrgetter(names[0])
         return lambda obj: (single(obj),)
-    return operator.attrgetter(*names)  # type: ignore[return-value]
+    return operator.attrgetter(*names)
 
 
 def _string_fields(shape: ObjectShape) -> list[str]:
@@ -207,7 +230,11 @@ def _depth(value: Any) -> int:
 
 
 def _struct(
-    name: str, shape: ObjectShape, line_fields: set[str], items: tuple[str, Any] | None = None
+    name: str,
+    shape: ObjectShape,
+    line_fields: set[str],
+    items: tuple[str, Any] | None = None,
+    plain_strings: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[Any, dict[str, str]]:
     if shape.additional:
         raise _Inexpressible(f"{name}: open objects keep unknown members the Struct would drop")
@@ -217,15 +244,17 @@ def _struct(
         attr_name = f"f{index}"
         names[json_name] = attr_name
         if items is not None and json_name == items[0]:
-            kind: Any = Annotated[list[items[1]], _meta(min_length=rule.min_items, max_length=rule.max_items)]  # type: ignore[name-defined]
+            kind: Any = _list_of(items[1], rule.min_items, rule.max_items)
         elif json_name in line_fields:
             kind = _line_type(rule)
+        elif json_name in plain_strings:
+            kind = str
         else:
             kind = _value_type(rule)
         if json_name in shape.required:
             fields.append((attr_name, kind))
         else:
-            fields.append((attr_name, Union[kind, msgspec.UnsetType], UNSET))  # noqa: UP007
+            fields.append((attr_name, _union_of([kind, msgspec.UnsetType]), UNSET))
     struct = msgspec.defstruct(
         name, fields, rename={v: k for k, v in names.items()}, kw_only=True, forbid_unknown_fields=True, gc=False
     )
@@ -236,7 +265,7 @@ def _line_type(rule: FieldRule) -> Any:
     if rule.fallback is not None or rule.enum is not None or rule.multiple_of is not None:
         raise _Inexpressible(rule.name)
     low = max(1, rule.minimum) if rule.minimum is not None else 1
-    return Annotated[int, _meta(ge=low, le=rule.maximum, gt=rule.exclusive_minimum, lt=rule.exclusive_maximum)]
+    return _annotated(int, ge=low, le=rule.maximum, gt=rule.exclusive_minimum, lt=rule.exclusive_maximum)
 
 
 def _value_type(rule: FieldRule) -> Any:
@@ -248,12 +277,17 @@ def _value_type(rule: FieldRule) -> Any:
     for json_type in sorted(rule.types):
         if json_type == "string":
             pattern = rule.pattern.pattern if rule.pattern is not None else None
-            kinds.append(Annotated[str, _meta(min_length=rule.min_length, max_length=rule.max_length, pattern=pattern)])
+            kinds.append(_annotated(str, min_length=rule.min_length, max_length=rule.max_length, pattern=pattern))
         elif json_type in ("integer", "number"):
-            bounds = {"ge": rule.minimum, "le": rule.maximum, "gt": rule.exclusive_minimum, "lt": rule.exclusive_maximum}
-            kinds.append(Annotated[int, _meta(**bounds)])
+            bounds = {
+                "ge": rule.minimum,
+                "le": rule.maximum,
+                "gt": rule.exclusive_minimum,
+                "lt": rule.exclusive_maximum,
+            }
+            kinds.append(_annotated(int, **bounds))
             if json_type == "number":
-                kinds.append(Annotated[float, _meta(**bounds)])
+                kinds.append(_annotated(float, **bounds))
         elif json_type == "boolean":
             kinds.append(bool)
         elif json_type == "null":
@@ -261,12 +295,12 @@ def _value_type(rule: FieldRule) -> Any:
         elif json_type == "array":
             if rule.items is None:
                 raise _Inexpressible(rule.name)
-            kinds.append(Annotated[list[_value_type(rule.items)], _meta(min_length=rule.min_items, max_length=rule.max_items)])  # type: ignore[misc]
+            kinds.append(_list_of(_value_type(rule.items), rule.min_items, rule.max_items))
         elif json_type == "object" and rule.open_object:
             kinds.append(dict[str, Any])
         else:
             raise _Inexpressible(rule.name)
-    return Union[tuple(kinds)] if len(kinds) > 1 else kinds[0]  # noqa: UP007
+    return _union_of(kinds)
 
 
 def _enum_type(rule: FieldRule) -> Any:
@@ -274,7 +308,11 @@ def _enum_type(rule: FieldRule) -> Any:
     values = []
     for value in rule.enum:
         kind = json_type_of(value)
-        if isinstance(value, bool) or not isinstance(value, str | int) or (rule.types and kind not in rule.types and not (kind == "integer" and "number" in rule.types)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, str | int)
+            or (rule.types and kind not in rule.types and not (kind == "integer" and "number" in rule.types))
+        ):
             if value is None and "null" in rule.types:
                 continue
             raise _Inexpressible(rule.name)
@@ -288,9 +326,22 @@ def _enum_type(rule: FieldRule) -> Any:
         values.append(value)
     if not values:
         raise _Inexpressible(rule.name)
-    literal: Any = Literal[tuple(values)]
-    return Union[literal, None] if None in rule.enum and "null" in rule.types else literal  # noqa: UP007
+    literal = Literal.__getitem__(tuple(values))
+    return _union_of([literal, None]) if None in rule.enum and "null" in rule.types else literal
 
 
-def _meta(**constraints: Any) -> msgspec.Meta:
-    return msgspec.Meta(**{k: v for k, v in constraints.items() if v is not None})
+# Types are assembled at run time from the schema, so they are built with the typing objects' own
+# subscription methods rather than written as annotations.
+
+
+def _annotated(base: Any, **constraints: Any) -> Any:
+    meta = msgspec.Meta(**{k: v for k, v in constraints.items() if v is not None})
+    return Annotated.__class_getitem__((base, meta))  # type: ignore[attr-defined]
+
+
+def _list_of(item: Any, min_items: int | None, max_items: int | None) -> Any:
+    return _annotated(list.__class_getitem__(item), min_length=min_items, max_length=max_items)
+
+
+def _union_of(kinds: list[Any]) -> Any:
+    return Union.__getitem__(tuple(kinds)) if len(kinds) > 1 else kinds[0]

@@ -8,12 +8,14 @@ wrong type, then other constraints (minLength...), then enum, then the line rule
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from promptops.contract import Coercions
+from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
 from promptops.shape import FieldRule, json_equal, json_type_of
 
@@ -48,101 +50,120 @@ PATH = Role(path=True)
 
 
 def check_value(
-    rule: FieldRule, value: Any, path: str, role: Role, coercions: Coercions, applied: list[Coercion]
+    rule: FieldRule,
+    value: Any,
+    base: str | None,
+    key: str | int,
+    role: Role,
+    coercions: Coercions,
+    applied: list[Coercion],
 ) -> Any:
-    """The checked value (coercions appended to ``applied``), or a Problem."""
+    """The checked value of member ``key`` under path ``base`` (coercions appended to ``applied``), or a
+    Problem. The member's path is only spelled out when something is reported."""
     if coercions.trim_strings and type(value) is str:
         trimmed = value.strip()
         if len(trimmed) != len(value):
-            applied.append(Coercion(Code.TRIMMED_WHITESPACE, path, f"{path}: surrounding whitespace trimmed"))
+            where = paths.at(base, key)
+            applied.append(Coercion(Code.TRIMMED_WHITESPACE, where, f"{where}: surrounding whitespace trimmed"))
             value = trimmed
     if role.line:
-        value = _line_number(value, path, coercions, applied)
+        value = _line_number(value, base, key, coercions, applied)
         if isinstance(value, Problem):
             return value
     elif role.path and coercions.path_separators and type(value) is str and "\\" in value:
         value = value.replace("\\", "/")
-        applied.append(Coercion(Code.NORMALIZED_PATH_SEPARATOR, path, f"{path}: path separators '\\' -> '/'"))
-    problem = _violation(rule, value, path, coercions, applied)
+        where = paths.at(base, key)
+        applied.append(Coercion(Code.NORMALIZED_PATH_SEPARATOR, where, f"{where}: path separators '\\' -> '/'"))
+    problem = _violation(rule, value, base, key, coercions, applied)
     if problem is None:
         return value
     if role.line:  # a line that is an integer >= 1 but breaks another bound is still a bad line
-        return Problem(RANK_LINE, Code.INVALID_LINE, path, problem.message)
+        return Problem(RANK_LINE, Code.INVALID_LINE, problem.path, problem.message)
     return problem
 
 
-def _line_number(value: Any, path: str, coercions: Coercions, applied: list[Coercion]) -> Any:
+def _line_number(value: Any, base: str | None, key: str | int, coercions: Coercions, applied: list[Coercion]) -> Any:
     if coercions.numeric_lines:
         if type(value) is str and _INTEGRAL_STRING.match(value):
             number = int(value.split(".", 1)[0])
-            applied.append(
-                Coercion(Code.CONVERTED_NUMERIC_STRING, path, f"{path}: string {value!r} converted to integer {number}")
-            )
+            where = paths.at(base, key)
+            message = f"{where}: string {value!r} converted to integer {number}"
+            applied.append(Coercion(Code.CONVERTED_NUMERIC_STRING, where, message))
             value = number
         elif type(value) is float and math.isfinite(value) and value.is_integer():
             number = int(value)
-            applied.append(
-                Coercion(Code.CONVERTED_NUMERIC_STRING, path, f"{path}: number {value!r} converted to integer {number}")
-            )
+            where = paths.at(base, key)
+            message = f"{where}: number {value!r} converted to integer {number}"
+            applied.append(Coercion(Code.CONVERTED_NUMERIC_STRING, where, message))
             value = number
     if type(value) is not int or value < 1:
-        return Problem(RANK_LINE, Code.INVALID_LINE, path, f"{path}: {_show(value)} is not a line number (an integer >= 1)")
+        where = paths.at(base, key)
+        return Problem(
+            RANK_LINE, Code.INVALID_LINE, where, f"{where}: {_show(value)} is not a line number (an integer >= 1)"
+        )
     return value
 
 
 def _violation(
-    rule: FieldRule, value: Any, path: str, coercions: Coercions, applied: list[Coercion]
+    rule: FieldRule, value: Any, base: str | None, key: str | int, coercions: Coercions, applied: list[Coercion]
 ) -> Problem | None:
     if rule.fallback is not None:
-        return _fallback_violation(rule, value, path)
+        return _fallback_violation(rule, value, paths.at(base, key))
     kind = json_type_of(value)
     if rule.types and kind not in rule.types and not (kind == "integer" and "number" in rule.types):
         expected = " or ".join(sorted(rule.types))
-        return Problem(RANK_TYPE, Code.INVALID_FIELD, path, f"{path}: expected {expected}, got {_show(value)}")
+        where = paths.at(base, key)
+        return Problem(RANK_TYPE, Code.INVALID_FIELD, where, f"{where}: expected {expected}, got {_show(value)}")
     if rule.enum is not None and not (
         value in rule.enum if kind == "string" else any(json_equal(value, allowed) for allowed in rule.enum)
     ):
         allowed = ", ".join(rule.enum_strings or ())
-        return Problem(RANK_ENUM, Code.INVALID_ENUM, path, f"{path}: {_show(value)} is not one of {allowed}")
+        where = paths.at(base, key)
+        return Problem(RANK_ENUM, Code.INVALID_ENUM, where, f"{where}: {_show(value)} is not one of {allowed}")
     if kind == "string":
-        return _string_violation(rule, value, path)
+        return _string_violation(rule, value, base, key)
     if kind in ("integer", "number"):
-        return _number_violation(rule, value, path)
+        return _number_violation(rule, value, base, key)
     if kind == "array":
-        return _array_violation(rule, value, path, coercions, applied)
+        return _array_violation(rule, value, base, key, coercions, applied)
     return None
 
 
-def _string_violation(rule: FieldRule, value: str, path: str) -> Problem | None:
+def _string_violation(rule: FieldRule, value: str, base: str | None, key: str | int) -> Problem | None:
     if rule.min_length is not None and len(value) < rule.min_length:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: shorter than {rule.min_length} characters")
-    if rule.max_length is not None and len(value) > rule.max_length:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: longer than {rule.max_length} characters")
-    if rule.pattern is not None and rule.pattern.search(value) is None:
-        return Problem(
-            RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: {_show(value)} does not match {rule.pattern.pattern!r}"
-        )
-    return None
+        problem = f"shorter than {rule.min_length} characters"
+    elif rule.max_length is not None and len(value) > rule.max_length:
+        problem = f"longer than {rule.max_length} characters"
+    elif rule.pattern is not None and rule.pattern.search(value) is None:
+        problem = f"{_show(value)} does not match {rule.pattern.pattern!r}"
+    else:
+        return None
+    where = paths.at(base, key)
+    return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: {problem}")
 
 
-def _number_violation(rule: FieldRule, value: float, path: str) -> Problem | None:
+def _number_violation(rule: FieldRule, value: float, base: str | None, key: str | int) -> Problem | None:
     bounds = (
-        (rule.minimum, lambda b: value >= b, ">="),
-        (rule.maximum, lambda b: value <= b, "<="),
-        (rule.exclusive_minimum, lambda b: value > b, ">"),
-        (rule.exclusive_maximum, lambda b: value < b, "<"),
+        (rule.minimum, operator.ge, ">="),
+        (rule.maximum, operator.le, "<="),
+        (rule.exclusive_minimum, operator.gt, ">"),
+        (rule.exclusive_maximum, operator.lt, "<"),
     )
+    problem = None
     for bound, holds, sign in bounds:
-        if bound is not None and not holds(bound):
-            return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: {_show(value)} is not {sign} {bound}")
-    if rule.multiple_of is not None and not _is_multiple(value, rule.multiple_of):
-        return Problem(
-            RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: {_show(value)} is not a multiple of {rule.multiple_of}"
-        )
-    return None
+        if bound is not None and not holds(value, bound):
+            problem = f"{_show(value)} is not {sign} {bound}"
+            break
+    else:
+        if rule.multiple_of is not None and not _is_multiple(value, rule.multiple_of):
+            problem = f"{_show(value)} is not a multiple of {rule.multiple_of}"
+    if problem is None:
+        return None
+    where = paths.at(base, key)
+    return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: {problem}")
 
 
-def _is_multiple(value: float, divisor: float) -> bool:
+def _is_multiple(value: int | float, divisor: int | float) -> bool:
     # Same arithmetic as python-jsonschema, so the parser and the property tests agree on floats.
     if isinstance(divisor, float):
         quotient = value / divisor
@@ -157,22 +178,23 @@ def _is_multiple(value: float, divisor: float) -> bool:
 
 
 def _array_violation(
-    rule: FieldRule, value: list[Any], path: str, coercions: Coercions, applied: list[Coercion]
+    rule: FieldRule, value: list[Any], base: str | None, key: str | int, coercions: Coercions, applied: list[Coercion]
 ) -> Problem | None:
+    where = paths.at(base, key)
     if rule.min_items is not None and len(value) < rule.min_items:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: fewer than {rule.min_items} items")
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: fewer than {rule.min_items} items")
     if rule.max_items is not None and len(value) > rule.max_items:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: more than {rule.max_items} items")
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: more than {rule.max_items} items")
     if rule.items is not None:
         for index, item in enumerate(value):
-            checked = check_value(rule.items, item, f"{path}[{index}]", PLAIN, coercions, applied)
+            checked = check_value(rule.items, item, where, index, PLAIN, coercions, applied)
             if isinstance(checked, Problem):
                 return checked
             value[index] = checked
     if rule.unique_items:
         for index, item in enumerate(value):
             if any(json_equal(item, other) for other in value[:index]):
-                return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, path, f"{path}: items are not unique")
+                return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: items are not unique")
     return None
 
 

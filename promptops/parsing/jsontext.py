@@ -21,11 +21,14 @@ import msgspec
 
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
+from promptops.parsing.scan import native
 
 _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
-_SCALAR_PREFIX = re.compile(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z|t(?:r(?:ue?)?)?\Z|f(?:a(?:l(?:se?)?)?)?\Z|n(?:u(?:ll?)?)?\Z")
+_SCALAR_PREFIX = re.compile(
+    r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z|t(?:r(?:ue?)?)?\Z|f(?:a(?:l(?:se?)?)?)?\Z|n(?:u(?:ll?)?)?\Z"
+)
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
@@ -108,7 +111,9 @@ def _extract(original: str, items_field: str, max_depth: int) -> Document | Reje
             complete.append((start, end, value))
         pos = end
     if len(complete) > 1 or (complete and cut_start is not None):
-        starts = ", ".join(str(s) for s, _, _ in complete) + (f", {cut_start} (cut off)" if cut_start is not None else "")
+        starts = ", ".join(str(s) for s, _, _ in complete) + (
+            f", {cut_start} (cut off)" if cut_start is not None else ""
+        )
         return Rejection(Code.MULTIPLE_JSON_VALUES, f"response holds several JSON objects (at characters {starts})")
     if complete:
         start, end, value = complete[0]
@@ -256,7 +261,9 @@ def _too_deep(max_depth: int) -> Rejection:
 
 
 def _syntax_error(text: str, pos: int) -> Rejection:
-    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: unexpected {text[pos:pos + 1]!r} at character {pos}")
+    return Rejection(
+        Code.INVALID_JSON, f"response is not valid JSON: unexpected {text[pos : pos + 1]!r} at character {pos}"
+    )
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -395,7 +402,7 @@ def _first_repeat(node: Any, base: str) -> str | None:
 
 def _with_duplicates(document: Document, span: str, items_field: str) -> Document:
     value = document.value
-    if not isinstance(value, dict) or not _may_have_duplicates(span, value):
+    if not isinstance(value, dict) or (native is not None and native(span)) or not _may_have_duplicates(span, value):
         return document
     shadow = _shadow(span)
     if isinstance(shadow, _Repeated):

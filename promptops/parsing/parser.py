@@ -21,17 +21,32 @@ from promptops.policy import ParserPolicy
 
 
 class Parser:
-    def __init__(self, contract: Contract, policy: ParserPolicy | None = None) -> None:
+    """Parses responses for one contract under one policy.
+
+    ``fast_path=False`` sends every response down the diagnostic path, and ``speedups=False`` keeps the fast
+    path off the optional C scanner; outcomes are identical either way (the test suite checks it), only speed
+    differs.
+    """
+
+    def __init__(
+        self,
+        contract: Contract,
+        policy: ParserPolicy | None = None,
+        *,
+        fast_path: bool = True,
+        speedups: bool = True,
+    ) -> None:
         self.contract = contract
         self.policy = policy or contract.default_policy
         gate = VersionGate(contract, self.policy)
-        self._validator = Validator(contract, self.policy, gate)
         self._limits = self.policy.limits
         floor = self.policy.schema_floor
         readable = [v for v in contract.schema_versions if v.major == floor.major and v >= floor]
-        self._fast: dict[str, FastPath | None] = {
-            str(v): FastPath.build(contract, contract.shape(v), gate) for v in readable
-        }
+        fast_paths = {v: FastPath.build(contract, contract.shape(v), gate, speedups=speedups) for v in readable}
+        self._validator = Validator(
+            contract, self.policy, gate, {v: f.kept_as_is for v, f in fast_paths.items() if f is not None}
+        )
+        self._fast = {str(v): f if fast_path else None for v, f in fast_paths.items()}
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
         self._peek_str: re.Pattern[str] | None = None
         self._peek_bytes: re.Pattern[bytes] | None = None
@@ -59,8 +74,9 @@ class Parser:
         request_versions: tuple[str, str] | None = None
         if self._needs_request_versions:
             if schema_version is None or prompt_version is None:
+                name = self.contract.name
                 raise PolicyError(
-                    f"contract {self.contract.name}: responses carry no versions; pass schema_version and prompt_version"
+                    f"contract {name}: responses carry no versions; pass schema_version and prompt_version"
                 )
             request_versions = (schema_version, prompt_version)
         too_large = self._size_problem(raw)
@@ -106,4 +122,3 @@ class Parser:
 def _rejected(rejection: Rejection) -> ParseOutcome:
     diagnostic = Diagnostic(rejection.code, ERROR, None, rejection.message)
     return ParseOutcome(accepted=False, reason=rejection.code, diagnostics=[diagnostic])
-

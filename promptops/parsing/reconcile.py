@@ -25,28 +25,47 @@ def normalize_repo_path(path: str) -> str | None:
     return normal
 
 
+def _all_plain(paths: tuple[str, ...]) -> bool:
+    """True when no path can need normalizing: none empty or absolute, no segment starting with "."
+
+    One pass of C substring searches over the NUL-joined paths (no repository path contains NUL); a hit only
+    means the paths are normalized one by one.
+    """
+    try:
+        joined = "\0".join(paths)
+    except TypeError:
+        return False
+    return not (
+        joined.startswith(("/", ".", "\0"))
+        or joined.endswith("\0")
+        or "\0/" in joined
+        or "\0." in joined
+        or "/." in joined
+        or "\0\0" in joined
+    )
+
+
 class ChangedFiles:
     """The normalized changed files of one review target; build once and reuse across responses."""
 
-    __slots__ = ("_normal", "paths")
+    __slots__ = ("normal", "paths")
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.paths = tuple(paths)
-        normal = (normalize_repo_path(p) for p in self.paths if isinstance(p, str))
-        self._normal = frozenset(p for p in normal if p is not None)
+        if _all_plain(self.paths):
+            self.normal = frozenset(self.paths)  # the usual case: every path already in normal form
+        else:
+            normal = (normalize_repo_path(p) for p in self.paths if isinstance(p, str))
+            self.normal = frozenset(p for p in normal if p is not None)
 
     def __contains__(self, path: object) -> bool:
         """True when ``path`` reconciles with one of the changed files."""
         if not isinstance(path, str):
             return False
-        if path in self._normal:  # a member of the set is already normal, so this is exact
+        if path in self.normal:  # a member of the set is already normal, so this is exact
             return True
         normal = normalize_repo_path(path)
-        return normal is not None and normal in self._normal
-
-    def exact(self, path: str) -> bool:
-        """Membership without normalizing ``path``: the fast path's check."""
-        return path in self._normal
+        return normal is not None and normal in self.normal
 
     def __len__(self) -> int:
         return len(self.paths)

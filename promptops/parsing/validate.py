@@ -7,12 +7,13 @@ fallback and duplicate ids. A rejected response carries only the wrapper/truncat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from promptops.contract import Contract
 from promptops.errors import PolicyError, VersionError
 from promptops.parsing import paths
-from promptops.parsing.diagnostics import ERROR, INFO, WARNING, Code, Diagnostic, ParseOutcome
+from promptops.parsing.diagnostics import ERROR, INFO, WARNING, Code, Diagnostic, ParseOutcome, duplicate_ids
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
@@ -32,8 +33,18 @@ class _Rejected(Exception):
 class Validator:
     """Validates decoded documents for one contract under one policy, with full diagnostics."""
 
-    def __init__(self, contract: Contract, policy: ParserPolicy, gate: VersionGate) -> None:
+    def __init__(
+        self,
+        contract: Contract,
+        policy: ParserPolicy,
+        gate: VersionGate,
+        kept_as_is: Mapping[SchemaVersion, Callable[[dict[str, Any], ChangedFiles], dict[str, Any] | None]]
+        | None = None,
+    ) -> None:
         self._contract = contract
+        # Per schema version, a quick test that a finding is kept exactly as written (see fastpath.py):
+        # findings that pass it skip the field-by-field checks.
+        self._kept_as_is = dict(kept_as_is or {})
         self._gate = gate
         self._coercions = contract.coercions
         self._items = contract.items
@@ -62,8 +73,11 @@ class Validator:
         except _Rejected as rejected:
             notes.append(Diagnostic(rejected.code, ERROR, rejected.path, rejected.message))
             return ParseOutcome(
-                accepted=False, reason=rejected.code, diagnostics=notes,
-                extracted=document.extracted, truncated=truncation is not None,
+                accepted=False,
+                reason=rejected.code,
+                diagnostics=notes,
+                extracted=document.extracted,
+                truncated=truncation is not None,
             )
 
     def _validate(
@@ -94,10 +108,18 @@ class Validator:
         kept, counts = self._findings(items, shape, tolerant, document, changed, outcome_diags)
         result[self._items] = kept
         return ParseOutcome(
-            accepted=True, reason=None, diagnostics=outcome_diags, result=result,
-            schema_version=schema_text, prompt_version=prompt_text,
-            findings_seen=counts[0], findings_kept=len(kept), findings_dropped=counts[0] - len(kept),
-            findings_coerced=counts[1], extracted=document.extracted, truncated=document.truncation is not None,
+            accepted=True,
+            reason=None,
+            diagnostics=outcome_diags,
+            result=result,
+            schema_version=schema_text,
+            prompt_version=prompt_text,
+            findings_seen=counts[0],
+            findings_kept=len(kept),
+            findings_dropped=counts[0] - len(kept),
+            findings_coerced=counts[1],
+            extracted=document.extracted,
+            truncated=document.truncation is not None,
         )
 
     # ---- top level -------------------------------------------------------------------------------------
@@ -151,7 +173,9 @@ class Validator:
         for name in shape.top.required:
             if name not in top:
                 why = "; the response is cut off before it" if cut is not None or document.truncation else ""
-                raise _Rejected(Code.MISSING_REQUIRED_FIELD, paths.member(None, name), f"required field {name} is missing{why}")
+                raise _Rejected(
+                    Code.MISSING_REQUIRED_FIELD, paths.member(None, name), f"required field {name} is missing{why}"
+                )
         for key in top:
             if key not in rules and not shape.top.additional:
                 where = paths.member(None, key)
@@ -168,19 +192,23 @@ class Validator:
             raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"more than {items_rule.max_items} items")
         for key, value in top.items():
             if key == self._items:
-                result[key] = None  # placeholder keeps the document's key order
-            elif key in version_fields:
+                continue
+            if key in version_fields:
                 result[key] = self._check_top(key, value, rules[key], [])  # already logged
             elif key in rules:
                 result[key] = self._check_top(key, value, rules[key], applied)
             elif shape.top.additional:
                 result[key] = value
+        # Results list fields in schema order (then any extra members), whatever order the model used.
+        ordered = {key: result.get(key) for key in rules if key in result or key == self._items}
+        ordered.update((key, value) for key, value in result.items() if key not in ordered)
+        result.clear()
+        result.update(ordered)
 
     def _check_top(self, name: str, value: Any, rule: Any, applied: list[Coercion]) -> Any:
-        where = paths.member(None, name)
-        checked = check_value(rule, value, where, PLAIN, self._coercions, applied)
+        checked = check_value(rule, value, None, name, PLAIN, self._coercions, applied)
         if isinstance(checked, Problem):
-            raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, where, checked.message)
+            raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, paths.member(None, name), checked.message)
         return checked
 
     # ---- findings --------------------------------------------------------------------------------------
@@ -196,8 +224,9 @@ class Validator:
     ) -> tuple[list[Any], tuple[int, int]]:
         kept: list[Any] = []
         coerced = 0
+        kept_as_is = None if tolerant or self._contract.null_means_absent else self._kept_as_is.get(shape.version)
         id_field = self._contract.roles.id
-        first_index: dict[str, int] = {}
+        kept_ids: list[tuple[int, str | None]] = []
         for index, item in enumerate(items):
             base = paths.element(self._items_path, index)
             finding_id = _finding_id(item, id_field)
@@ -207,7 +236,14 @@ class Validator:
             repeated = document.item_duplicates.get(index)
             if repeated is not None:
                 where = f"{base}{'.' if not repeated.startswith('[') else ''}{repeated}"
-                diags.append(_drop(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once", index, finding_id))
+                diags.append(
+                    _drop(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once", index, finding_id)
+                )
+                continue
+            as_is = kept_as_is(item, changed) if kept_as_is is not None else None
+            if as_is is not None:
+                kept.append(as_is)
+                kept_ids.append((index, finding_id))
                 continue
             applied: list[Coercion] = []
             ignored: list[Diagnostic] = []
@@ -223,13 +259,9 @@ class Validator:
             for note in ignored:
                 note.finding_index, note.finding_id = index, finding_id
                 diags.append(note)
-            if finding_id is not None:
-                if finding_id in first_index:
-                    where = paths.member(base, id_field or "id")
-                    message = f"finding id {finding_id!r} is also used by {paths.element(self._items_path, first_index[finding_id])}"
-                    diags.append(Diagnostic(Code.DUPLICATE_FINDING_ID, WARNING, where, message, index, finding_id))
-                else:
-                    first_index[finding_id] = index
+            kept_ids.append((index, finding_id))
+        if id_field is not None:
+            diags.extend(duplicate_ids(kept_ids, self._items_path, id_field))
         seen = len(items)
         truncation = document.truncation
         if truncation is not None and truncation.cut_item is not None:
@@ -275,23 +307,32 @@ class Validator:
                 if object_shape.additional:
                     out[key] = value
                 continue
-            checked = check_value(rule, value, paths.member(base, key), self._roles.get(key, PLAIN), self._coercions, applied)
+            checked = check_value(rule, value, base, key, self._roles.get(key, PLAIN), self._coercions, applied)
             if isinstance(checked, Problem):
                 problems.append(checked)
             else:
                 out[key] = checked
         if problems:
             return min(problems, key=lambda p: p.rank)  # min is stable: ties go to the earlier field
+        out = _schema_ordered(out, rules)
         roles = self._contract.roles
-        if roles.line is not None and roles.end_line is not None and roles.end_line in out and roles.line in out:
-            if out[roles.end_line] < out[roles.line]:
-                where = paths.member(base, roles.end_line)
-                message = f"{where}: {out[roles.end_line]} is before line {out[roles.line]}"
-                return Problem(0, Code.END_LINE_BEFORE_LINE, where, message)
+        line, end = roles.line, roles.end_line
+        if line is not None and end is not None and line in out and end in out and out[end] < out[line]:
+            where = paths.member(base, end)
+            return Problem(0, Code.END_LINE_BEFORE_LINE, where, f"{where}: {out[end]} is before line {out[line]}")
         if roles.path is not None and roles.path in out and out[roles.path] not in changed:
             where = paths.member(base, roles.path)
-            return Problem(0, Code.FILE_NOT_IN_CHANGED_FILES, where, f"{where}: {out[roles.path]!r} is not a changed file")
+            return Problem(
+                0, Code.FILE_NOT_IN_CHANGED_FILES, where, f"{where}: {out[roles.path]!r} is not a changed file"
+            )
         return out
+
+
+def _schema_ordered(values: dict[str, Any], rules: Any) -> dict[str, Any]:
+    ordered = {key: values[key] for key in rules if key in values}
+    if len(ordered) != len(values):
+        ordered.update((key, value) for key, value in values.items() if key not in ordered)
+    return ordered
 
 
 def _drop_nulls(obj: dict[str, Any], shape: ObjectShape) -> None:
@@ -321,6 +362,8 @@ def _coercion_diag(coercion: Coercion, index: int | None = None, finding_id: str
 
 def _ignored(where: str, shape: OutputShape) -> Diagnostic:
     return Diagnostic(
-        Code.UNKNOWN_FIELD_IGNORED, INFO, where,
+        Code.UNKNOWN_FIELD_IGNORED,
+        INFO,
+        where,
         f"{where}: not in schema {shape.version}, ignored (the response declares a newer minor)",
     )

@@ -1,0 +1,42 @@
+"""The fast path's gate for what typed decoding cannot see: strings with whitespace at their edges, and
+objects that repeat a key.
+
+Two implementations answer the same question. ``native`` is the optional C speedup (``_scan.c``): one pass
+over the raw text. ``python_clean`` is the reference, used when the extension is not built: it strips every
+decoded string, and compares the colons of the raw text with those of the canonical re-encoding (each member
+of a JSON text contributes exactly one colon outside strings, so members lost to a repeated key show up as
+missing colons). Both are conservative: False only sends the response down the diagnostic path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+
+try:
+    from promptops.parsing._scan import clean as _native_clean
+except ImportError:  # no compiler at install time: the reference implementation does the same job
+    _native_clean = None
+
+native: Callable[[bytes | str], bool] | None = _native_clean
+_encode = msgspec.json.Encoder().encode
+_strip = str.strip
+
+
+def strings_clean(strings: Iterable[Any]) -> bool:
+    """No string in ``strings`` has surrounding whitespace (UNSET, None and "" are skipped)."""
+    present = tuple(filter(None, strings))
+    return tuple(map(_strip, present)) == present  # strip returns the same object when nothing changes
+
+
+def python_clean(data: bytes | str, decoded: Any, strings: Iterable[Any]) -> bool:
+    """Reference gate: ``strings`` are the decoded strings the schema types as free text."""
+    if not strings_clean(strings):
+        return False
+    if isinstance(data, bytes):
+        colons, escaped = data.count(b":"), b"\\u003" in data
+    else:
+        colons, escaped = data.count(":"), "\\u003" in data
+    return not escaped and colons == _encode(decoded).count(b":")

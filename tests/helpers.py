@@ -1,0 +1,47 @@
+"""Shared builders for tests: the repository's contracts and well-formed review-result responses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHANGED = ["src/api/users.py", "src/auth/login.py", "tests/test_login.py"]
+
+
+def finding(index: int = 1, **overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": f"F{index}",
+        "severity": "high",
+        "category": "security",
+        "title": "SQL built from user input",
+        "file": "src/api/users.py",
+        "line": 40 + index,
+        "message": "user_id is concatenated into the query; use a bound parameter.",
+    }
+    base.update(overrides)
+    return {k: v for k, v in base.items() if v is not DROP}
+
+
+def response(findings: Any = ..., **overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "schema_version": "1.0",
+        "prompt_version": "1.0.0",
+        "summary": "Reviewed the change.",
+        "findings": [finding(1), finding(2)] if findings is ... else findings,
+    }
+    base.update(overrides)
+    return {k: v for k, v in base.items() if v is not DROP}
+
+
+def text(value: Any) -> str:
+    return json.dumps(value)
+
+
+class _Drop:
+    def __repr__(self) -> str:
+        return "DROP"
+
+
+DROP: Any = _Drop()  # pass as a field value to leave the field out
