@@ -23,6 +23,7 @@ from promptops.errors import PromptopsError
 COMMANDS: dict[str, str] = {
     "validate": "promptops.cli.validate:validate",
     "demo": "promptops.cli.demo:demo",
+    "review-gate": "promptops.cli.review_gate:review_gate",
 }
 
 

@@ -1,0 +1,97 @@
+"""``promptops review-gate``: one verdict from a spec's review evidence (seed 003; README "Review gate").
+
+The adapter's whole job: read the flags and the reviewed repo's ``[tool.promptops.review-gate]`` table once,
+build the policy object, call the library and print. Exit codes are the result's (seed 003 §5); anything that
+stops the review (bad repo, bad config, I/O) raises and ``promptops.cli.run`` exits 3 with one line.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from promptops.review_gate import (
+    ReviewGateError,
+    ReviewPolicy,
+    ReviewRequest,
+    Stage,
+    Topology,
+    render_text,
+    review,
+    stderr_notice,
+)
+
+CONFIG_FILE = "pyproject.toml"
+CONFIG_TABLE = ("tool", "promptops", "review-gate")
+
+
+@click.command("review-gate")
+@click.option("--spec", "spec_id", required=True, metavar="SPEC-ID", help="Spec to review, e.g. SPEC-KIT-9.")
+@click.option(
+    "--stage", required=True, type=click.Choice([s.value for s in Stage], case_sensitive=False),
+    help="Stage to review (Unlock reviews the Audit output; Specify has no review point).",
+)
+@click.option(
+    "--repo", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
+    help="Repository holding the evidence and its pyproject.toml.",
+)
+@click.option("--strict-warnings", is_flag=True, help="Exit 1 when the review passes with warnings.")
+@click.option("--strict-artifacts", is_flag=True, help="Exit 2 when no review artifacts exist for the stage.")
+# Same option as promptops.cli.project.format_option, declared here because that helper's return annotation
+# (click.Option) does not type-check as a decorator under mypy --strict.
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="Output format.",
+)
+def review_gate(
+    spec_id: str, stage: str, repo: Path, strict_warnings: bool, strict_artifacts: bool, output_format: str
+) -> int:
+    """Gate a change on its reviewers' evidence for one stage of a spec.
+
+    Exit codes: 0 Passed, PassedWithWarnings, Skipped or NotApplicable; 1 PassedWithWarnings with
+    --strict-warnings; 2 Failed (escalate to a human), or Skipped with --strict-artifacts; 3 tool failure.
+    """
+    policy = ReviewPolicy(
+        strict_warnings=strict_warnings, strict_artifacts=strict_artifacts, topology=load_topology(repo)
+    )
+    result = review(ReviewRequest(repo_root=repo, spec_id=spec_id, stage=Stage.parse(stage), policy=policy))
+    notice = stderr_notice(result)
+    if notice is not None:
+        click.echo(f"promptops: {notice}", err=True)
+    if output_format == "json":
+        click.echo(result.to_json())
+    else:
+        click.echo("\n".join(render_text(result)))
+    return result.exit_code
+
+
+def load_topology(repo: Path) -> Topology:
+    """The evidence topology from ``repo``'s pyproject.toml; the seed's defaults when the table is absent."""
+    if not repo.is_dir():
+        what = "does not exist" if not repo.exists() else "is not a directory"
+        raise ReviewGateError(f"repository {repo.as_posix()} {what}")
+    path = repo / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Topology()
+    except (OSError, UnicodeDecodeError) as problem:
+        reason = problem.strerror if isinstance(problem, OSError) else "not UTF-8"
+        raise ReviewGateError(f"{path.as_posix()}: cannot read: {reason or problem}") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as problem:
+        raise ReviewGateError(f"{path.as_posix()}: invalid TOML: {problem}") from None
+    table: Any = document
+    for depth, key in enumerate(CONFIG_TABLE):
+        table = table.get(key)
+        if table is None:
+            return Topology()
+        if not isinstance(table, Mapping):
+            dotted = ".".join(CONFIG_TABLE[: depth + 1])
+            raise ReviewGateError(f"{path.as_posix()}: [{dotted}] must be a table")
+    return Topology.from_mapping(table, f"{path.as_posix()} [{'.'.join(CONFIG_TABLE)}]")

@@ -1,0 +1,86 @@
+"""Resolution, display verdict and exit code (seed 003 §4 invariant, §5 table).
+
+Resolution is the gate decision: AutoApply or Escalate; it exists only when evidence was evaluated (None for
+Skipped and NotApplicable). The display verdict adds the skip and warning cases, and the exit code applies the
+policy's strict flags. NotApplicable (Specify) is a promptops addition the seed leaves open: exit 0 always,
+because the stage has no review point, so nothing is missing and nothing failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from promptops.review_gate.policy import ReviewPolicy
+from promptops.review_gate.signals import ReviewSignal
+
+# The same numbers as promptops.cli.exits (the library does not import the CLI).
+EXIT_OK = 0
+EXIT_WARNINGS = 1
+EXIT_FAILED = 2
+
+
+class Resolution(StrEnum):
+    AUTO_APPLY = "AutoApply"
+    ESCALATE = "Escalate"
+
+
+class Verdict(StrEnum):
+    PASSED = "Passed"
+    PASSED_WITH_WARNINGS = "PassedWithWarnings"
+    FAILED = "Failed"
+    SKIPPED = "Skipped"
+    NOT_APPLICABLE = "NotApplicable"
+
+
+class ReasonCode(StrEnum):
+    CLEAN = "Clean"
+    ADVISORY_SIGNALS = "AdvisorySignals"
+    BLOCKING_SIGNALS = "BlockingSignals"
+    NO_ARTIFACTS_FOUND = "NoArtifactsFound"
+    NOT_APPLICABLE_TO_STAGE = "NotApplicableToStage"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why the verdict is what it is: a stable code and one sentence for people."""
+
+    code: ReasonCode
+    message: str
+
+
+def resolve(signals: Sequence[ReviewSignal]) -> Resolution:
+    """Escalate when any signal blocks, else AutoApply."""
+    proposed = Resolution.ESCALATE if any(s.blocking for s in signals) else Resolution.AUTO_APPLY
+    return enforce_invariant(proposed, signals)
+
+
+def enforce_invariant(resolution: Resolution, signals: Sequence[ReviewSignal]) -> Resolution:
+    """``resolution == AutoApply => no blocking signals``: a resolution breaking it becomes Escalate."""
+    if resolution is Resolution.AUTO_APPLY and any(s.blocking for s in signals):
+        return Resolution.ESCALATE
+    return resolution
+
+
+def display_verdict(resolution: Resolution | None, signals: Sequence[ReviewSignal]) -> Verdict:
+    """The §5 table; ``resolution`` None means no artifacts were collected (Skipped)."""
+    if resolution is None:
+        return Verdict.SKIPPED
+    if resolution is Resolution.ESCALATE:
+        return Verdict.FAILED
+    return Verdict.PASSED_WITH_WARNINGS if signals else Verdict.PASSED
+
+
+def exit_code(verdict: Verdict, policy: ReviewPolicy) -> int:
+    if verdict is Verdict.PASSED_WITH_WARNINGS:
+        return EXIT_WARNINGS if policy.strict_warnings else EXIT_OK
+    if verdict is Verdict.FAILED:
+        return EXIT_FAILED
+    if verdict is Verdict.SKIPPED:
+        return EXIT_FAILED if policy.strict_artifacts else EXIT_OK
+    return EXIT_OK  # Passed, NotApplicable
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
