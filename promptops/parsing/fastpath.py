@@ -96,7 +96,11 @@ class FastPath:
             obj = self._decoder.decode(data)
         except _DECODE_ERRORS:
             return None
-        versions = self._versions(obj) if request_versions is None else request_versions
+        if request_versions is None:
+            assert self._versions is not None  # contracts without version fields always pass request versions
+            versions = self._versions(obj)
+        else:
+            versions = request_versions
         if self._versions_ok.get(versions) is not True and not self._learn_versions(versions):
             return None
         items = self._items_attr(obj)

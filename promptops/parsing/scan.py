@@ -15,12 +15,11 @@ from typing import Any
 
 import msgspec
 
+native: Callable[[bytes | str], bool] | None
 try:
-    from promptops.parsing._scan import clean as _native_clean
+    from promptops.parsing._scan import clean as native
 except ImportError:  # no compiler at install time: the reference implementation does the same job
-    _native_clean = None
-
-native: Callable[[bytes | str], bool] | None = _native_clean
+    native = None
 _encode = msgspec.json.Encoder().encode
 _strip = str.strip
 
