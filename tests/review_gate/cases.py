@@ -16,9 +16,7 @@ FIXTURES = HERE / "fixtures"
 GOLDEN = HERE / "golden"
 SPEC = "SPEC-KIT-100"
 
-CUSTOM = Topology(
-    spec_packet_root="specs", evidence_root="review/evidence", consensus_dir="votes", commands_dir="runs"
-)
+CUSTOM = Topology(spec_packet_root="specs", evidence_root="review/evidence", consensus_dir="votes", commands_dir="runs")
 
 
 @dataclass(frozen=True)
@@ -62,12 +60,8 @@ CASES = [
     Case("parse_error", "parse_error", "Plan", "PassedWithWarnings", 0),
     Case("parse_error_wrong_type", "wrong_type", "Plan", "PassedWithWarnings", 0),
     Case("error_field", "error_field", "Tasks", "PassedWithWarnings", 0),
-    Case(
-        "error_field_strict_warnings", "error_field", "Tasks", "PassedWithWarnings", 1, ("--strict-warnings",)
-    ),
-    Case(
-        "parse_error_strict_warnings", "parse_error", "Plan", "PassedWithWarnings", 1, ("--strict-warnings",)
-    ),
+    Case("error_field_strict_warnings", "error_field", "Tasks", "PassedWithWarnings", 1, ("--strict-warnings",)),
+    Case("parse_error_strict_warnings", "parse_error", "Plan", "PassedWithWarnings", 1, ("--strict-warnings",)),
     Case("conflict_and_error", "conflict_and_error", "Plan", "Failed", 2),
     Case(
         "conflict_and_error_strict_warnings",

@@ -93,30 +93,21 @@ def test_a_repo_that_is_a_file_is_a_tool_failure(capsys: pytest.CaptureFixture[s
 
 def test_text_failed_names_verdict_reason_and_each_signal(capsys: pytest.CaptureFixture[str]) -> None:
     case = BY_NAME["conflict_and_error"]
-    code, out, err = _run(
-        ["review-gate", "--spec", SPEC, "--stage", "plan", "--repo", str(case.repo)], capsys
-    )
+    code, out, err = _run(["review-gate", "--spec", SPEC, "--stage", "plan", "--repo", str(case.repo)], capsys)
     lines = out.splitlines()
     assert code == 2
     assert err == ""
     assert lines[0] == (
-        f"Failed ({SPEC} Plan at AfterPlan): 1 blocking signal requires human review; "
-        "1 advisory signal also raised."
+        f"Failed ({SPEC} Plan at AfterPlan): 1 blocking signal requires human review; 1 advisory signal also raised."
     )
     assert lines[1] == "signals:"
-    assert lines[2].startswith(
-        "  BLOCK    Contradiction from Role:Implementer agent=code-implementer: plan.md and"
-    )
-    assert lines[3].startswith(
-        "  ADVISORY Other from System agent=code-implementer: partial output: 2 of 3 sections"
-    )
+    assert lines[2].startswith("  BLOCK    Contradiction from Role:Implementer agent=code-implementer: plan.md and")
+    assert lines[3].startswith("  ADVISORY Other from System agent=code-implementer: partial output: 2 of 3 sections")
     assert lines[-1] == "exit code: 2"
 
 
 def test_text_unlock_shows_the_alias_message(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(
-        ["review-gate", "--spec", SPEC, "--stage", "Unlock", "--repo", str(FIXTURES / "audit")], capsys
-    )
+    _, out, _ = _run(["review-gate", "--spec", SPEC, "--stage", "Unlock", "--repo", str(FIXTURES / "audit")], capsys)
     assert out.splitlines()[:2] == [
         f"Passed ({SPEC} Unlock at BeforeUnlock): The review evidence raised no signals.",
         "note: Reviewing Audit output",
@@ -124,9 +115,7 @@ def test_text_unlock_shows_the_alias_message(capsys: pytest.CaptureFixture[str])
 
 
 @pytest.mark.parametrize("output_format", ["text", "json"])
-def test_skipped_warns_on_stderr_in_both_formats(
-    output_format: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_skipped_warns_on_stderr_in_both_formats(output_format: str, capsys: pytest.CaptureFixture[str]) -> None:
     args = [
         "review-gate",
         "--spec",
@@ -150,9 +139,7 @@ def test_skipped_warns_on_stderr_in_both_formats(
 
 
 def test_text_lists_telemetry_without_changing_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(
-        ["review-gate", "--spec", SPEC, "--stage", "Plan", "--repo", str(FIXTURES / "telemetry")], capsys
-    )
+    _, out, _ = _run(["review-gate", "--spec", SPEC, "--stage", "Plan", "--repo", str(FIXTURES / "telemetry")], capsys)
     assert out.splitlines()[0].startswith("Passed ")
     assert (
         "telemetry: 2 file(s) in docs/SPEC-OPS-004-integrated-coder-hooks/evidence/commands/SPEC-KIT-100, "
@@ -160,14 +147,10 @@ def test_text_lists_telemetry_without_changing_the_verdict(capsys: pytest.Captur
     )
 
 
-def test_text_escapes_control_characters_from_evidence(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_text_escapes_control_characters_from_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     evidence = tmp_path / "docs/SPEC-OPS-004-integrated-coder-hooks/evidence/consensus" / SPEC
     evidence.mkdir(parents=True)
-    (evidence / "spec-plan_a.json").write_text(
-        json.dumps({"consensus": {"conflicts": ["line1\nline2\x1b[31m"]}})
-    )
+    (evidence / "spec-plan_a.json").write_text(json.dumps({"consensus": {"conflicts": ["line1\nline2\x1b[31m"]}}))
     _, out, _ = _run(["review-gate", "--spec", SPEC, "--stage", "Plan", "--repo", str(tmp_path)], capsys)
     assert "line1\\nline2\\x1b[31m" in out
     assert "\x1b" not in out
@@ -257,9 +240,7 @@ def _with_reviewer_output(tmp_path: Path, fixture: str, severity: str) -> Path:
     shutil.copytree(FIXTURES / fixture, tmp_path, dirs_exist_ok=True)
     directory = tmp_path / "docs/SPEC-OPS-004-integrated-coder-hooks/evidence/consensus" / SPEC
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "reviewer-1.json").write_text(
-        json.dumps({"findings": [{"severity": severity, "title": "t"}]})
-    )
+    (directory / "reviewer-1.json").write_text(json.dumps({"findings": [{"severity": severity, "title": "t"}]}))
     return tmp_path
 
 

@@ -45,9 +45,7 @@ def test_cli_prints_the_library_json(case: Case, capsys: pytest.CaptureFixture[s
     if case.verdict == "Skipped":
         assert err.startswith("promptops: warning: review skipped: No consensus artifacts match")
     elif case.verdict == "NotApplicable":
-        assert (
-            err == "promptops: note: Specify has no review checkpoint: Run /speckit.status or review Plan.\n"
-        )
+        assert err == "promptops: note: Specify has no review checkpoint: Run /speckit.status or review Plan.\n"
     else:
         assert err == ""
 

@@ -236,9 +236,7 @@ def test_invariant_turns_autoapply_with_blocking_signals_into_escalate() -> None
 def test_autoapply_never_has_blocking_signals(
     agent: str | None, conflicts: list[str] | None, error: str | None
 ) -> None:
-    record = ConsensusRecord(
-        agent=agent, error=error, conflicts=None if conflicts is None else tuple(conflicts)
-    )
+    record = ConsensusRecord(agent=agent, error=error, conflicts=None if conflicts is None else tuple(conflicts))
     signals = consensus_signals(record, "ev/spec-plan_x.json")
     resolution = resolve(signals)
     assert (resolution is Resolution.ESCALATE) == bool(conflicts)
@@ -255,9 +253,7 @@ def test_autoapply_never_has_blocking_signals(
         (None, [], Verdict.SKIPPED),
     ],
 )
-def test_display_verdict(
-    resolution: Resolution | None, signals: list[ReviewSignal], verdict: Verdict
-) -> None:
+def test_display_verdict(resolution: Resolution | None, signals: list[ReviewSignal], verdict: Verdict) -> None:
     assert display_verdict(resolution, signals) is verdict
 
 
