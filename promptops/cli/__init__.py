@@ -23,6 +23,8 @@ from promptops.errors import PromptopsError
 COMMANDS: dict[str, str] = {
     "validate": "promptops.cli.validate:validate",
     "demo": "promptops.cli.demo:demo",
+    "lint": "promptops.cli.lint:lint_command",
+    "render": "promptops.cli.render:render",
 }
 
 
