@@ -29,6 +29,7 @@ from jinja2 import (
     FileSystemLoader,
     StrictUndefined,
     TemplateError,
+    TemplateNotFound,
     TemplateSyntaxError,
     UndefinedError,
     nodes,
@@ -189,13 +190,14 @@ def render_context(
 
 
 def describe_error(exc: TemplateError) -> str:
-    """A one-line problem statement for a Jinja error."""
+    """A one-line problem statement for a Jinja error (no absolute paths: outputs are repo-relative)."""
     if isinstance(exc, UndefinedError):
         return f"undefined variable: {exc.message}"
     if isinstance(exc, TemplateSyntaxError):
         return f"syntax error: {exc.message}"
-    name = type(exc).__name__
-    return f"{name}: {exc.message or exc}" if hasattr(exc, "message") else f"{name}: {exc}"
+    if isinstance(exc, TemplateNotFound):
+        return f"TemplateNotFound: no template {exc.name!r} in the template search path"
+    return f"{type(exc).__name__}: {exc.message or exc}"
 
 
 class Renderer:

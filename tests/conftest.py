@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Protocol
 
 import pytest
+
+import promptops.cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -18,3 +21,19 @@ def project(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "versions", root / "versions")
     shutil.copytree(REPO / "templates", root / "templates")
     return root
+
+
+class Cli(Protocol):
+    def __call__(self, root: Path, *args: str) -> tuple[int, str, str]: ...
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    """Run the real ``promptops`` command line in-process: (exit code, stdout, stderr)."""
+
+    def run(root: Path, *args: str) -> tuple[int, str, str]:
+        code = promptops.cli.run(["--root", str(root), *args])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run

@@ -37,7 +37,9 @@ def test_rule_case(project: Path, rule: str, case: dict[str, Any]) -> None:
     (project / "templates" / "review-result.j2").unlink()  # only the case's template is a head here
     path = project / case.get("path", "templates/review-result.j2")
     path.write_text(_template(case), encoding="utf-8")
-    config = LintConfig(select=tuple(case.get("select", [rule])), render_context=case.get("render_context", {}))
+    config = LintConfig(
+        select=tuple(case.get("select", [rule])), render_context=case.get("render_context", {})
+    )
 
     report = lint(project, [path], config)
 
@@ -63,5 +65,6 @@ def test_every_rule_has_passing_and_failing_cases_and_documents_both() -> None:
         assert any(n.startswith("pass") for n in names), rule.code
         assert any(n.startswith("fail") for n in names), rule.code
         doc = rule.doc()
-        assert "Fails" in doc and "Passes" in doc, f"{rule.code} docstring needs a failing and a passing example"
+        assert "Fails" in doc, f"{rule.code} docstring needs a failing example"
+        assert "Passes" in doc, f"{rule.code} docstring needs a passing example"
     assert len({r.code for r in RULES}) == len(RULES)
