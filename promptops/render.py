@@ -38,7 +38,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from promptops.contract import VERSIONS_DIR, Contract
 from promptops.errors import PromptopsError, VersionError
-from promptops.shape import OutputShape
+from promptops.shape import FieldRule, OutputShape
 from promptops.versioning import PromptVersion, SchemaVersion
 
 TEMPLATES_DIR = "templates"
@@ -165,6 +165,7 @@ def new_environment(
     )
     env.filters["json"] = _to_json
     env.filters["fenced"] = _fenced
+    env.filters["describe"] = describe_rule
     return env
 
 
@@ -310,6 +311,29 @@ class Renderer:
             return path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return path.as_posix()
+
+
+def describe_rule(rule: FieldRule) -> str:
+    """A field's type and bounds as prompt text: "string, non-empty", "integer, >= 1", "array of string"."""
+    if rule.items is not None:
+        parts = [f"array of {describe_rule(rule.items)}"]
+    else:
+        parts = [" or ".join(sorted(rule.types)) if rule.types else "any JSON value"]
+    if rule.min_length == 1:
+        parts.append("non-empty")
+    elif rule.min_length:
+        parts.append(f"at least {rule.min_length} characters")
+    bounds = (
+        (rule.max_length, "at most {} characters"),
+        (rule.minimum, ">= {}"),
+        (rule.exclusive_minimum, "> {}"),
+        (rule.maximum, "<= {}"),
+        (rule.exclusive_maximum, "< {}"),
+        (rule.min_items, "at least {} items"),
+        (rule.max_items, "at most {} items"),
+    )
+    parts += [text.format(value) for value, text in bounds if value is not None]
+    return ", ".join(parts)
 
 
 def _to_json(value: Any) -> str:

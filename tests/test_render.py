@@ -233,3 +233,21 @@ def test_cli_render_errors_exit_3_with_one_line(project: Path, cli: Cli) -> None
     code, _, err = run(project, "render", "--contract", "review-result", "--var", "no-equals")
     assert code == 3
     assert "is not key=value" in err
+
+
+def test_describe_words_types_and_bounds() -> None:
+    from promptops.render import describe_rule
+    from promptops.shape import FieldRule
+
+    assert describe_rule(FieldRule("id", frozenset({"string"}), min_length=1)) == "string, non-empty"
+    assert describe_rule(FieldRule("n", frozenset({"integer", "null"}), minimum=1, exclusive_maximum=10)) == (
+        "integer or null, >= 1, < 10"
+    )
+    tags = FieldRule(
+        "tags",
+        frozenset({"array"}),
+        items=FieldRule("tags[]", frozenset({"string"}), min_length=2),
+        max_items=5,
+    )
+    assert describe_rule(tags) == "array of string, at least 2 characters, at most 5 items"
+    assert describe_rule(FieldRule("x")) == "any JSON value"

@@ -18,7 +18,7 @@ CONFIG_FILE = "pyproject.toml"
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, resolve_path=True))
 @click.option(
     "--format",
     "output_format",

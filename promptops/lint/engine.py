@@ -88,11 +88,11 @@ def lint(
 
 
 def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> list[Path]:
-    """The template files to lint for ``paths``, without duplicates, in a stable order."""
+    """The template files to lint for ``paths`` (relative ones are under ``root``), once each, in order."""
     heads = _heads(root, contract_names)
     out: dict[Path, None] = {}
     for given in paths:
-        path = given if given.is_absolute() else Path.cwd() / given
+        path = given if given.is_absolute() else root / given  # the CLI passes absolute paths
         if path.is_dir():
             for found in sorted(path.rglob("*")):
                 hidden = any(part.startswith(".") for part in found.relative_to(path).parts)
@@ -100,7 +100,7 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
                     out[found.resolve()] = None
             continue
         if not path.is_file():
-            raise PromptopsError(f"{given}: no such file or directory")
+            raise PromptopsError(f"{_relative(root, path)}: no such file or directory")
         path = path.resolve()
         kind, contract = _contract_file(root, path)
         if kind == "contract-file":

@@ -124,12 +124,12 @@ def sentences(text: str) -> tuple[Sentence, ...]:
     def flush() -> None:
         if not block:
             return
-        start = block[0][0]
         joined = " ".join(line.strip() for _, line in block)
-        position = 0
-        for piece in _SENTENCE_END.split(joined):
-            out.append(Sentence(start + position if position == 0 else _offset_in(block, position), piece))
-            position += len(piece) + 1
+        start = 0
+        for end in _SENTENCE_END.finditer(joined):
+            out.append(Sentence(_offset_in(block, start), joined[start : end.start()]))
+            start = end.end()
+        out.append(Sentence(_offset_in(block, start), joined[start:]))
         block.clear()
 
     for offset, line in _lines(text):
@@ -142,7 +142,7 @@ def sentences(text: str) -> tuple[Sentence, ...]:
 
 
 def _offset_in(block: list[tuple[int, str]], position: int) -> int:
-    """Map a position in the space-joined paragraph back to an offset in the rendered text (approximately)."""
+    """Map a position in the space-joined paragraph back to an offset in the rendered text."""
     consumed = 0
     for offset, line in block:
         stripped = line.strip()

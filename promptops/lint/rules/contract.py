@@ -4,7 +4,8 @@ PO003) and enum sets (PO004), each compared with the schema version the template
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from promptops.errors import VersionError
 from promptops.lint import reading
@@ -15,6 +16,7 @@ from promptops.shape import ObjectShape
 from promptops.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
 
 _EXAMPLE = {"prompt_version": "1.0.0", "schema_version": "1.0"}
+_V = TypeVar("_V", PromptVersion, SchemaVersion)
 
 
 def _literal_span(subject: Subject, pin: PinDeclaration) -> Span:
@@ -83,11 +85,12 @@ class PinnedVersions(Rule):
                 )
                 continue
             pins[name] = found[0]
-        prompt, schema = self._parse(subject, pins)
-        yield from prompt[1]
-        yield from schema[1]
-        if prompt[0] is not None and schema[0] is not None:
-            yield from self._against_contract(subject, context, pins, prompt[0], schema[0])
+        problems: list[Finding] = []
+        prompt = self._parse(subject, pins.get("prompt_version"), PromptVersion.parse, problems)
+        schema = self._parse(subject, pins.get("schema_version"), SchemaVersion.parse, problems)
+        yield from problems
+        if prompt is not None and schema is not None:
+            yield from self._against_contract(subject, context, pins, prompt, schema)
         if subject.render is not None:
             for name, pin in pins.items():
                 if pin.value and not _token(pin.value).search(subject.render.text):
@@ -107,20 +110,19 @@ class PinnedVersions(Rule):
         return str(policy.schema_floor)
 
     def _parse(
-        self, subject: Subject, pins: dict[str, PinDeclaration]
-    ) -> tuple[tuple[PromptVersion | None, list[Finding]], tuple[SchemaVersion | None, list[Finding]]]:
-        results: dict[str, tuple[PromptVersion | SchemaVersion | None, list[Finding]]] = {}
-        for name, parse in (("prompt_version", PromptVersion.parse), ("schema_version", SchemaVersion.parse)):
-            pin = pins.get(name)
-            if pin is None or pin.value is None:
-                results[name] = (None, [])
-                continue
-            try:
-                results[name] = (parse(pin.value), [])
-            except VersionError as exc:
-                results[name] = (None, [self.finding(subject, _literal_span(subject, pin), str(exc))])
-        prompt, schema = results["prompt_version"], results["schema_version"]
-        return (prompt[0], prompt[1]), (schema[0], schema[1])  # type: ignore[return-value]
+        self,
+        subject: Subject,
+        pin: PinDeclaration | None,
+        parse: Callable[[str], _V],
+        problems: list[Finding],
+    ) -> _V | None:
+        if pin is None or pin.value is None:
+            return None
+        try:
+            return parse(pin.value)
+        except VersionError as exc:
+            problems.append(self.finding(subject, _literal_span(subject, pin), str(exc)))
+            return None
 
     def _against_contract(
         self,
@@ -188,9 +190,6 @@ class PinnedVersions(Rule):
                 f"prompt {prompt} was released with schema_version "
                 f"{lock_schema}; retargeting the schema needs a new prompt_version",
             )
-
-
-_LEVELS = (("top", "top-level"), ("item", "finding"))
 
 
 def _levels(subject: Subject) -> Iterator[tuple[reading.Scope, str, ObjectShape]]:
