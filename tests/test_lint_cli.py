@@ -305,3 +305,21 @@ def test_lint_imports_neither_duckdb_pyarrow_nor_jsonschema() -> None:
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert completed.stdout.splitlines()[-1] == "0 []"
+
+
+def test_encoding_damage_reaching_the_prompt_from_the_schema(project: Path, cli: Cli) -> None:
+    _edit(
+        project,
+        "versions/review-result/schemas/1.0.json",
+        '"title": { "type": "string", "minLength": 1 }',
+        '"title": { "type": "string", "minLength": 1, "description": "One line, no trailing â€¦" }',
+    )
+    code, out, _ = cli(project, "lint")
+    line = (project / HEAD).read_text(encoding="utf-8").splitlines().index(
+        '{{ fields.object_rules(schema.item, "each finding", pinned) }}'
+    ) + 1
+    assert code == 2
+    assert out.splitlines()[0] == (
+        f"{HEAD}:{line}:1: PO010 [error] the rendered prompt has mojibake 'â€¦' (UTF-8 read as cp1252; "
+        "probably '…') (encoding-damage)"
+    )
