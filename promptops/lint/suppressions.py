@@ -2,7 +2,8 @@
 
 Comments are found with Jinja's own lexer, so text inside ``{% raw %}`` or string literals is never read as a
 suppression. The line form covers the lines the comment spans and the line right after it (a comment usually
-sits above what it excuses); the file form covers the whole file. Codes must be named (no blanket noqa) and a
+sits above what it excuses, or starts the line: at a line's end, trim_blocks would also remove the newline);
+the file form covers the whole file. Codes must be named (no blanket noqa) and a
 reason must follow ``--``. A malformed suppression is ignored and reported as PO900, as is one that
 suppresses nothing.
 """
