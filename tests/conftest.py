@@ -28,8 +28,13 @@ class Cli(Protocol):
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    """Run the real ``promptops`` command line in-process: (exit code, stdout, stderr)."""
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """Run the real ``promptops`` command line in-process: (exit code, stdout, stderr).
+
+    The template bytecode cache is off here so tests leave nothing in the system's temporary directory;
+    test_lint_cli covers the cache with a directory of its own.
+    """
+    monkeypatch.setenv("PROMPTOPS_NO_TEMPLATE_CACHE", "1")
 
     def run(root: Path, *args: str) -> tuple[int, str, str]:
         code = promptops.cli.run(["--root", str(root), *args])

@@ -323,3 +323,16 @@ def test_encoding_damage_reaching_the_prompt_from_the_schema(project: Path, cli:
         f"{HEAD}:{line}:1: PO010 [error] the rendered prompt has mojibake 'â€¦' (UTF-8 read as cp1252; "
         "probably '…') (encoding-damage)"
     )
+
+
+def test_bytecode_cache_gives_the_same_findings(project: Path, tmp_path: Path) -> None:
+    from jinja2 import FileSystemBytecodeCache
+
+    cache_dir = tmp_path / "jinja-cache"
+    cache_dir.mkdir()
+    _misspell_enum(project)
+    cold = lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
+    assert len(list(cache_dir.iterdir())) == 3  # head and two partials compiled once and stored
+    warm = lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
+    assert warm == cold
+    assert [f.code for f in warm.findings] == ["PO004"]

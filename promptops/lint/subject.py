@@ -192,11 +192,12 @@ def prepare(
 ) -> None:
     """Compile the template (a syntax check) and, for a contract template, parse it and render it with the
     representative context."""
-    env = environment(_search_path(root, subject))
+    search, name = _loader_path(root, subject)
+    env = environment(search)
     subject.environment = env
     try:
         # Through the loader, so the bytecode cache (when the caller set one) spares recompiling.
-        template = env.get_template(subject.path.name)
+        template = env.get_template(name)
         if subject.contract is not None and subject.kind in CONTRACT_KINDS:
             subject.tree = env.parse(subject.source, subject.rel, str(subject.path))
     except TemplateSyntaxError as exc:
@@ -233,12 +234,19 @@ def environment_factory(
     return get
 
 
-def _search_path(root: Path, subject: Subject) -> tuple[Path, ...]:
+def _loader_path(root: Path, subject: Subject) -> tuple[tuple[Path, ...], str]:
+    """The search path to load ``subject`` with, and its name there.
+
+    Everything under ``templates/`` loads from one environment by its path there, so a partial linted on its
+    own and the same partial imported by a head are one compiled template.
+    """
     own = subject.path.parent
     if subject.kind is Kind.SNAPSHOT:
-        return (own,)  # a release renders from its own frozen directory only
+        return (own,), subject.path.name  # a release renders from its own frozen directory only
     templates = (root / TEMPLATES_DIR).resolve()
-    return (own,) if own == templates else (own, templates)
+    if subject.path.is_relative_to(templates):
+        return (templates,), subject.path.relative_to(templates).as_posix()
+    return (own, templates), subject.path.name
 
 
 def _traced_render(
