@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "validate": "promptops.cli.validate:validate",
     "demo": "promptops.cli.demo:demo",
     "review-gate": "promptops.cli.review_gate:review_gate",
+    "lint": "promptops.cli.lint:lint_command",
+    "render": "promptops.cli.render:render",
 }
 
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from jinja2 import BytecodeCache, FileSystemBytecodeCache
 
 from promptops.contract import VERSIONS_DIR, Contract, load_contract
 
-F = TypeVar("F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def find_root(start: Path) -> Path:
@@ -42,17 +44,27 @@ class Project:
             return Path(path).as_posix()
 
 
-def format_option(*choices: str) -> Callable[[F], F]:
-    """The ``--format`` option every result-printing command offers (``output_format`` parameter)."""
+def format_option(*choices: str) -> Callable[[_F], _F]:
+    """The ``--format`` option every result-printing command offers."""
     options = choices or ("text", "json")
     return click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(options),
-        default=options[0],
-        show_default=True,
+        "--format", "output_format", type=click.Choice(options), default=options[0], show_default=True,
         help="Output format.",
     )
 
 
 pass_project = click.make_pass_decorator(Project)
+
+
+def jinja_bytecode_cache() -> BytecodeCache | None:
+    """Compiled templates kept across runs in Jinja's per-user temporary cache directory.
+
+    Entries are keyed by template name and a checksum of its source, so an edited template is recompiled.
+    ``PROMPTOPS_NO_TEMPLATE_CACHE=1`` turns the cache off; an unusable directory just means no cache.
+    """
+    if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
+        return None
+    try:
+        return FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None

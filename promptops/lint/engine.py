@@ -1,0 +1,194 @@
+"""Running the rules: which files to lint, one subject per file, suppressions, and the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from jinja2 import BytecodeCache
+from jinja2.sandbox import SandboxedEnvironment
+
+from promptops.contract import VERSIONS_DIR, Contract, list_contracts, load_contract
+from promptops.errors import PromptopsError
+from promptops.lint import suppressions
+from promptops.lint.config import LintConfig
+from promptops.lint.model import Finding, Level, LintContext, Span
+from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
+from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
+from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, new_environment
+
+
+class LintReport(NamedTuple):
+    files: tuple[str, ...]  # repo-relative, in the order linted
+    findings: tuple[Finding, ...]  # sorted by file, position, code
+    suppressed: int
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.level is Level.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.level is Level.WARNING)
+
+
+class _Run:
+    def __init__(
+        self,
+        root: Path,
+        config: LintConfig,
+        context: LintContext,
+        contract_names: list[str],
+        environment: Callable[[tuple[Path, ...]], SandboxedEnvironment],
+    ) -> None:
+        self.root = root
+        self.config = config
+        self.context = context
+        self.contract_names = contract_names
+        self.environment = environment
+        self.contracts: dict[str, Contract] = {}
+
+    def contract(self, name: str) -> Contract:
+        if name not in self.contracts:
+            self.contracts[name] = load_contract(self.root, name, check_schemas=False)
+        return self.contracts[name]
+
+
+def lint(
+    root: Path,
+    paths: Sequence[Path] = (),
+    config: LintConfig | None = None,
+    context: LintContext | None = None,
+    bytecode_cache: BytecodeCache | None = None,
+) -> LintReport:
+    """Lint ``paths`` (files or directories; default: the project's ``templates/``) of the project ``root``.
+
+    A partial brings in the project's head templates (they render it), and a contract file under
+    ``versions/<contract>/`` (contract.yaml, a schema) brings in that contract's head template, so a commit
+    that changes only the schema is still checked against the prompt.
+    """
+    root = root.resolve()
+    config = config or LintConfig()
+    merged = LintContext(
+        released=(context or LintContext()).released,
+        variables={**config.render_context, **(context or LintContext()).variables},
+    )
+    run = _Run(root, config, merged, list_contracts(root), environment_factory(bytecode_cache))
+    files = expand(root, paths or [root / TEMPLATES_DIR], run.contract_names)
+    findings: list[Finding] = []
+    suppressed = 0
+    rels: list[str] = []
+    for path in files:
+        found, hidden = _lint_file(run, path)
+        rels.append(_relative(root, path))
+        findings += found
+        suppressed += hidden
+    return LintReport(tuple(rels), tuple(sorted(set(findings), key=Finding.sort_key)), suppressed)
+
+
+def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> list[Path]:
+    """The template files to lint for ``paths`` (relative ones are under ``root``), once each, in order."""
+    heads = _heads(root, contract_names)
+    out: dict[Path, None] = {}
+    for given in paths:
+        path = given if given.is_absolute() else root / given  # the CLI passes absolute paths
+        if path.is_dir():
+            for found in sorted(path.rglob("*")):
+                hidden = any(part.startswith(".") for part in found.relative_to(path).parts)
+                if found.is_file() and found.name.endswith(TEMPLATE_SUFFIXES) and not hidden:
+                    out[found.resolve()] = None
+            continue
+        if not path.is_file():
+            raise PromptopsError(f"{_relative(root, path)}: no such file or directory")
+        path = path.resolve()
+        kind, contract = _contract_file(root, path)
+        if kind == "contract-file":
+            out.update(dict.fromkeys(h for h in heads if h.name.split(".", 1)[0] == contract))
+            continue
+        out[path] = None
+        if classify(root, path, list(contract_names))[0] is Kind.PARTIAL:
+            out.update(dict.fromkeys(heads))
+    return list(out)
+
+
+def _heads(root: Path, contract_names: Sequence[str]) -> list[Path]:
+    directory = root / TEMPLATES_DIR
+    if not directory.is_dir():
+        return []
+    return sorted(
+        p.resolve()
+        for p in directory.iterdir()
+        if p.is_file() and p.name.endswith(TEMPLATE_SUFFIXES) and p.name.split(".", 1)[0] in contract_names
+    )
+
+
+def _contract_file(root: Path, path: Path) -> tuple[str, str | None]:
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return "other", None
+    if len(parts) >= 3 and parts[0] == VERSIONS_DIR and not path.name.endswith(TEMPLATE_SUFFIXES):
+        return "contract-file", parts[1]
+    return "other", None
+
+
+def _lint_file(run: _Run, path: Path) -> tuple[list[Finding], int]:
+    rel = _relative(run.root, path)
+    kind, contract_name = classify(run.root, path, run.contract_names)
+    raw = path.read_bytes()
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        subject = Subject(path, rel, raw.decode("utf-8", "replace"), kind)
+        good = raw[: exc.start].decode("utf-8", "replace")
+        line = good.count("\n") + 1
+        column = len(good) - (good.rfind("\n") + 1) + 1
+        problem = f"not UTF-8: byte 0x{raw[exc.start]:02X} cannot be decoded"
+        subject.undecodable = (Span.point(line, column), problem)
+        return _run_rules(run, subject, only=("PO010",)), 0
+    subject = Subject(path, rel, source, kind)
+    if contract_name is not None:
+        subject.contract = run.contract(contract_name)
+    elif kind is Kind.PLAIN and path.parent == (run.root / TEMPLATES_DIR).resolve():
+        subject.problem = (
+            f"{path.name} is in {TEMPLATES_DIR}/ but names no contract (known: "
+            f"{', '.join(run.contract_names) or 'none'}): name a head template <contract>.j2, "
+            f"or move shared macros into {TEMPLATES_DIR}/_partials/"
+        )
+    prepare(subject, run.root, run.environment, run.context.variables)
+    findings = _run_rules(run, subject)
+    env = subject.environment or new_environment([])
+    found, problems = suppressions.read(source, env, RULES_BY_CODE, UNSUPPRESSIBLE)
+    kept, suppressed = suppressions.apply(findings, found)
+    if run.config.enabled(UnusedSuppression.code, rel):
+        unused = UnusedSuppression()
+        kept += [unused.finding(subject, p.span, p.message) for p in problems]
+        complete = subject.syntax_error is None and subject.render_failure is None
+        for suppression in found if complete else ():
+            for code in suppression.codes:
+                if code not in suppression.used:
+                    why = "" if run.config.enabled(code, rel) else f" ({code} is not enabled for this file)"
+                    kept.append(
+                        unused.finding(
+                            subject, suppression.span, f"suppression of {code} suppresses nothing{why}"
+                        )
+                    )
+    return kept, suppressed
+
+
+def _run_rules(run: _Run, subject: Subject, only: Sequence[str] = ()) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in RULES:
+        if only and rule.code not in only:
+            continue
+        if subject.kind in rule.kinds and run.config.enabled(rule.code, subject.rel):
+            findings += rule.check(subject, run.context)
+    return findings
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,105 @@
+"""The values lint passes around: levels, spans, findings, the rule base class and the lint context.
+
+Value types are NamedTuples rather than frozen dataclasses: lint runs as a short-lived process in pre-commit,
+and a NamedTuple class costs a fraction of a frozen dataclass to create at import time.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator, Mapping
+from enum import StrEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from promptops.versioning import PromptVersion, SchemaVersion
+
+if TYPE_CHECKING:
+    from promptops.lint.subject import Kind, Subject
+
+
+class Level(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Span(NamedTuple):
+    """A range in the template source: 1-based lines and columns, end column exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, line: int, column: int = 1, length: int = 1) -> Span:
+        return cls(line, column, line, column + max(length, 1))
+
+
+FILE_START = Span.point(1)
+
+
+class Finding(NamedTuple):
+    code: str
+    name: str
+    level: Level
+    file: str  # repo-relative, "/" separators
+    span: Span
+    message: str
+
+    def sort_key(self) -> tuple[str, Span, str, str]:
+        return (self.file, self.span, self.code, self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "level": str(self.level),
+            "file": self.file,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "message": self.message,
+        }
+
+
+class LintContext(NamedTuple):
+    """What lint knows beyond the template itself.
+
+    ``released`` maps a contract to its released prompt versions and the schema each was released with. It is
+    read from the release lock (``versions/<contract>/releases.yaml``) once releases exist; until then it is
+    empty and PO001 checks pins against the contract's current policy only.
+    ``variables`` holds representative values for extra variables a template may use (config
+    ``render-context``); they count as provided for PO008 and are passed to the lint render.
+    """
+
+    released: Mapping[str, Mapping[PromptVersion, SchemaVersion]] = MappingProxyType({})
+    variables: Mapping[str, Any] = MappingProxyType({})
+
+
+class Rule:
+    """One lint rule. Subclasses set ``code``, ``name``, ``level`` and ``kinds``, and implement ``check``.
+
+    The class docstring is the rule's documentation: its first line is the summary shown in SARIF and
+    ``promptops lint --explain``, and the rest shows a failing and a passing example.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    level: ClassVar[Level] = Level.ERROR
+    kinds: ClassVar[frozenset[Kind]]  # which subjects the rule checks (see Subject.kind)
+
+    @classmethod
+    def summary(cls) -> str:
+        return cls.doc().split("\n", 1)[0]
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or cls.name)
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def finding(self, subject: Subject, span: Span, message: str) -> Finding:
+        return Finding(self.code, self.name, self.level, subject.rel, span, message)

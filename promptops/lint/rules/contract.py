@@ -1,0 +1,343 @@
+"""Rules that hold a prompt to its contract: pinned versions (PO001), required and optional fields (PO002,
+PO003) and enum sets (PO004), each compared with the schema version the template pins."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from promptops.errors import VersionError
+from promptops.lint import reading
+from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
+from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
+from promptops.render import PIN_NAMES, PinDeclaration, pin_declarations
+from promptops.shape import ObjectShape
+from promptops.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
+
+_EXAMPLE = {"prompt_version": "1.0.0", "schema_version": "1.0"}
+_V = TypeVar("_V", PromptVersion, SchemaVersion)
+
+
+def _literal_span(subject: Subject, pin: PinDeclaration) -> Span:
+    return subject.find_in_line(pin.line, rf"\b{pin.name}\s*=\s*(\"[^\"]*\"|'[^']*')", group=1)
+
+
+def _token(literal: str) -> re.Pattern[str]:
+    """The literal as a whole version token: "1.0" must not count as found inside "1.0.0" or "11.0"."""
+    return re.compile(rf"(?<![\w.]){re.escape(literal)}(?!\.?\d)(?!\w)")
+
+
+class PinnedVersions(Rule):
+    """The prompt_version and schema_version pins are missing, malformed, or do not match the contract.
+
+    A template pins both versions once, at the top level, as string literals; the rendered prompt must
+    contain both literals (seed 000 §7.3 rule 1). The schema version needs a schema file
+    (``versions/<contract>/schemas/X.Y.json``), and the contract's default parser must accept what the
+    prompt makes the model write: the prompt version exactly as ``policy.prompt_version`` (any patch of it
+    with ``allow_prompt_patch_drift``), the schema version in the major line of ``policy.schema_floor`` and
+    not older than it. A snapshot ``versions/<contract>/prompts/X.Y.Z.j2`` must pin X.Y.Z, and, once a release
+    lock exists, the schema it was released with.
+
+    Fails (the contract pins prompt 1.0.0)::
+
+        {% set prompt_version = "1.0.1" %}
+        {% set schema_version = "1.0" %}
+        prompt_version {{ prompt_version }}, schema_version {{ schema_version }}
+
+    Passes::
+
+        {% set prompt_version = "1.0.0" %}
+        {% set schema_version = "1.0" %}
+        prompt_version {{ prompt_version }}, schema_version {{ schema_version }}
+    """
+
+    code = "PO001"
+    name = "pinned-versions"
+    kinds = CONTRACT_KINDS
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        if subject.tree is None or subject.contract is None:
+            return
+        pins: dict[str, PinDeclaration] = {}
+        declared = pin_declarations(subject.tree)
+        for name in PIN_NAMES:
+            found = [p for p in declared if p.name == name]
+            if not found:
+                yield self.finding(
+                    subject,
+                    FILE_START,
+                    f"no {name} pin: declare {{% set {name} = "
+                    f'"{self._expected(subject, name)}" %}} at the top level',
+                )
+                continue
+            for extra in found[1:]:
+                yield self.finding(
+                    subject,
+                    subject.line_span(extra.line),
+                    f"{name} is pinned twice (first on line {found[0].line})",
+                )
+            if found[0].value is None:
+                yield self.finding(
+                    subject,
+                    subject.line_span(found[0].line),
+                    f"{name} must be pinned to a quoted string literal",
+                )
+                continue
+            pins[name] = found[0]
+        problems: list[Finding] = []
+        prompt = self._parse(subject, pins.get("prompt_version"), PromptVersion.parse, problems)
+        schema = self._parse(subject, pins.get("schema_version"), SchemaVersion.parse, problems)
+        yield from problems
+        if prompt is not None and schema is not None:
+            yield from self._against_contract(subject, context, pins, prompt, schema)
+        if subject.render is not None:
+            for name, pin in pins.items():
+                if pin.value and not _token(pin.value).search(subject.render.text):
+                    yield self.finding(
+                        subject,
+                        _literal_span(subject, pin),
+                        f"{name} {pin.value} does not appear in the rendered prompt "
+                        f"(render it with {{{{ {name} }}}})",
+                    )
+
+    def _expected(self, subject: Subject, name: str) -> str:
+        assert subject.contract is not None
+        policy = subject.contract.default_policy
+        if name == "prompt_version":
+            version = snapshot_version(subject) if subject.kind is Kind.SNAPSHOT else policy.prompt_version
+            return str(version or _EXAMPLE[name])
+        return str(policy.schema_floor)
+
+    def _parse(
+        self,
+        subject: Subject,
+        pin: PinDeclaration | None,
+        parse: Callable[[str], _V],
+        problems: list[Finding],
+    ) -> _V | None:
+        if pin is None or pin.value is None:
+            return None
+        try:
+            return parse(pin.value)
+        except VersionError as exc:
+            problems.append(self.finding(subject, _literal_span(subject, pin), str(exc)))
+            return None
+
+    def _against_contract(
+        self,
+        subject: Subject,
+        context: LintContext,
+        pins: dict[str, PinDeclaration],
+        prompt: PromptVersion,
+        schema: SchemaVersion,
+    ) -> Iterator[Finding]:
+        contract = subject.contract
+        assert contract is not None
+        prompt_span = _literal_span(subject, pins["prompt_version"])
+        schema_span = _literal_span(subject, pins["schema_version"])
+        if schema not in contract.shapes:
+            yield self.finding(
+                subject,
+                schema_span,
+                f"schema_version {pins['schema_version'].value} has no "
+                f"schema file {contract.directory}/schemas/{schema}.json",
+            )
+        released = context.released.get(contract.name, {})
+        if subject.kind is Kind.SNAPSHOT:
+            version = snapshot_version(subject)
+            if version is not None and prompt != version:
+                yield self.finding(
+                    subject, prompt_span, f"the snapshot of release {version} pins prompt_version {prompt}"
+                )
+            lock_schema = released.get(version) if version is not None else None
+            if lock_schema is not None and lock_schema != schema:
+                yield self.finding(
+                    subject,
+                    schema_span,
+                    f"release {version} was cut with schema_version {lock_schema}, not {schema}",
+                )
+            return
+        policy = contract.default_policy
+        source = f"{contract.directory}/contract.yaml"
+        if not prompt_accepted(
+            policy.prompt_version, prompt, allow_patch_drift=policy.allow_prompt_patch_drift
+        ):
+            accepted = (
+                f"any {policy.prompt_version.major}.{policy.prompt_version.minor}.x"
+                if policy.allow_prompt_patch_drift
+                else str(policy.prompt_version)
+            )
+            yield self.finding(
+                subject,
+                prompt_span,
+                f"prompt_version {pins['prompt_version'].value} is not what the contract's parser "
+                f"accepts ({accepted}, policy.prompt_version in {source})",
+            )
+        if not schema_accepted(policy.schema_floor, schema):
+            yield self.finding(
+                subject,
+                schema_span,
+                f"schema_version {pins['schema_version'].value} is not accepted by the contract's "
+                f"schema floor {policy.schema_floor} (policy.schema_floor in {source}: same major, "
+                f"minor >= {policy.schema_floor.minor})",
+            )
+        lock_schema = released.get(prompt)
+        if lock_schema is not None and lock_schema != schema:
+            yield self.finding(
+                subject,
+                schema_span,
+                f"prompt {prompt} was released with schema_version "
+                f"{lock_schema}; retargeting the schema needs a new prompt_version",
+            )
+
+
+def _levels(subject: Subject) -> Iterator[tuple[reading.Scope, str, ObjectShape]]:
+    assert subject.shape is not None
+    yield "top", "top-level", subject.shape.top
+    yield "item", "finding", subject.shape.item
+
+
+class RequiredFields(Rule):
+    """A required field is not restated as required, or is listed as optional.
+
+    Every field the pinned schema requires, at the top level and in each finding, must appear in the
+    rendered prompt as a field item with status "required": a list line starting with the name in
+    backticks, under a label such as ``Required fields of each finding:`` or marked ``(required)`` itself.
+    The shared partial ``_partials/fields.j2`` writes these lists from the schema.
+
+    Fails (``line`` is required by the schema)::
+
+        Required fields of each finding: `id`, `severity`, ...
+        Optional fields of each finding:
+        - `line` (integer)
+
+    Passes::
+
+        Required fields of each finding:
+        - `line` (integer, >= 1)
+    """
+
+    code = "PO002"
+    name = "required-fields"
+    kinds = CONTRACT_KINDS
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        if subject.render is None or subject.shape is None:
+            return
+        items = reading.field_items(subject.render.text)
+        for scope, label, shape in _levels(subject):
+            for name in shape.required:
+                mine = [i for i in items if i.name == name and i.scope in (None, scope)]
+                required = [i for i in mine if i.status == "required"]
+                optional = [i for i in mine if i.status == "optional"]
+                if optional:
+                    item = optional[0]
+                    how = "also listed" if required else "listed only"
+                    yield self.finding(
+                        subject,
+                        subject.locate(item.offset, item.text),
+                        f"required {label} field `{name}` is {how} as optional",
+                    )
+                elif not required:
+                    yield self.finding(
+                        subject, FILE_START, f"required {label} field `{name}` is not restated as required"
+                    )
+
+
+class OptionalFields(Rule):
+    """An optional field is not restated as optional, or is listed as required.
+
+    Every field the pinned schema declares but does not require must appear in the rendered prompt as a
+    field item with status "optional" (under a label such as ``Optional fields of each finding:``), and never
+    as required: a model told a field is required fabricates a value for it.
+
+    Fails (``suggestion`` is optional in the schema)::
+
+        Required fields of each finding:
+        - `suggestion` (string)
+
+    Passes::
+
+        Optional fields of each finding:
+        - `suggestion` (string)
+    """
+
+    code = "PO003"
+    name = "optional-fields"
+    kinds = CONTRACT_KINDS
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        if subject.render is None or subject.shape is None:
+            return
+        items = reading.field_items(subject.render.text)
+        for scope, label, shape in _levels(subject):
+            for name in shape.optional:
+                mine = [i for i in items if i.name == name and i.scope in (None, scope)]
+                required = [i for i in mine if i.status == "required"]
+                if required:
+                    item = required[0]
+                    yield self.finding(
+                        subject,
+                        subject.locate(item.offset, item.text),
+                        f"optional {label} field `{name}` is listed as required",
+                    )
+                elif not any(i.status == "optional" for i in mine):
+                    yield self.finding(
+                        subject, FILE_START, f"optional {label} field `{name}` is not restated as optional"
+                    )
+
+
+class EnumSets(Rule):
+    """An enum set is not restated, or differs from the schema's.
+
+    For every field with an enum in the pinned schema, the rendered prompt must say the field's name, then
+    "one of", then exactly the schema's values (each in backticks or double quotes, on the same line).
+    Every such statement is compared with the schema as a set: a missing value, a misspelled one or an extra
+    one fails.
+
+    Fails::
+
+        - `severity` (required): one of `critcal`, `high`, `medium`, `low`, `info`
+
+    Passes::
+
+        - `severity` (required): one of `critical`, `high`, `medium`, `low`, `info`
+    """
+
+    code = "PO004"
+    name = "enum-sets"
+    kinds = CONTRACT_KINDS
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        if subject.render is None or subject.shape is None:
+            return
+        statements = reading.enum_statements(subject.render.text)
+        for _, label, shape in _levels(subject):
+            for name, rule in shape.properties.items():
+                allowed = rule.enum_strings
+                if allowed is None:
+                    continue
+                mine = [s for s in statements if s.name == name]
+                if not mine:
+                    listed = ", ".join(f"`{v}`" for v in allowed)
+                    yield self.finding(
+                        subject,
+                        FILE_START,
+                        f"enum set of {label} field `{name}` is not restated (one of {listed})",
+                    )
+                for statement in mine:
+                    missing = [v for v in allowed if v not in statement.values]
+                    extra = [v for v in dict.fromkeys(statement.values) if v not in allowed]
+                    if not missing and not extra:
+                        continue
+                    parts = []
+                    if missing:
+                        parts.append("missing " + ", ".join(f"`{v}`" for v in missing))
+                    if extra:
+                        parts.append("not allowed " + ", ".join(f"`{v}`" for v in extra))
+                    yield self.finding(
+                        subject,
+                        subject.locate(statement.offset, statement.text),
+                        f"enum set of {label} field `{name}` differs from the schema: " + "; ".join(parts),
+                    )

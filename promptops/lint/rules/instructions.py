@@ -1,0 +1,153 @@
+"""Rules for the instructions seed 000 §7.3 requires: changed files only (PO005), omit rather than fabricate
+(PO006), strict JSON with no prose (PO007). Each reads the sentences of the representative render."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from promptops.lint import reading
+from promptops.lint.model import FILE_START, Finding, LintContext, Rule
+from promptops.lint.subject import CONTRACT_KINDS, SAMPLE_CHANGED_FILES, Subject
+
+
+def _first(subject: Subject, *patterns: re.Pattern[str]) -> reading.Sentence | None:
+    assert subject.render is not None
+    for sentence in reading.sentences(subject.render.text):
+        if all(p.search(sentence.text) for p in patterns):
+            return sentence
+    return None
+
+
+_CHANGED = re.compile(r"\bchanged[ _-]?files?\b", re.IGNORECASE)
+_ONLY = re.compile(r"\b(only|exclusively|solely)\b", re.IGNORECASE)
+
+
+class ChangedFilesOnly(Rule):
+    """No instruction to report findings only on the changed files, or the changed files are not rendered.
+
+    The rendered prompt needs a sentence that says "only" (or "exclusively", "solely") and "changed files"
+    (or ``changed_files``), and it must list the files: every path of the lint render's sample
+    ``changed_files`` has to appear in the rendered text. Findings on other files are dropped by the parser
+    (``file_not_in_changed_files``), so a prompt without the list wastes the model's work.
+
+    Fails (instruction present, files never rendered)::
+
+        Report findings only on the changed files.
+
+    Passes::
+
+        Report findings only on the changed files:
+        {% for path in changed_files %}
+        - {{ path | json }}
+        {% endfor %}
+    """
+
+    code = "PO005"
+    name = "changed-files-only"
+    kinds = CONTRACT_KINDS
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        if subject.render is None:
+            return
+        instruction = _first(subject, _CHANGED, _ONLY)
+        if instruction is None:
+            yield self.finding(
+                subject, FILE_START, "no instruction to report findings only on the changed files"
+            )
+        missing = [p for p in SAMPLE_CHANGED_FILES if p not in subject.render.text]
+        if missing:
+            span = subject.locate(instruction.offset, instruction.text) if instruction else FILE_START
+            shown = len(SAMPLE_CHANGED_FILES) - len(missing)
+            yield self.finding(
+                subject,
+                span,
+                f"the changed files are not rendered into the prompt ({shown} of "
+                f"{len(SAMPLE_CHANGED_FILES)} sample paths appear): list them from `changed_files`",
+            )
+
+
+_OMIT = re.compile(
+    r"\b(omit\w*|leave (?:it |them )?out|skip|drop|(?:do not|don't|never) (?:report|include))\b",
+    re.IGNORECASE,
+)
+_DOUBT = re.compile(
+    r"\b(uncertain\w*|unsure|not (?:sure|certain|confident)|invalid|unverif\w*|"
+    r"can(?:not|'t) (?:verify|confirm)|speculative|fabricat\w*|invent\w*|guess\w*|ma(?:k|d)e up)\b",
+    re.IGNORECASE,
+)
+_FINDING = re.compile(r"\b(findings?|issues?|problems?)\b", re.IGNORECASE)
+
+
+class OmitUncertain(Rule):
+    """No instruction to omit invalid or uncertain findings rather than fabricate them.
+
+    The rendered prompt needs one sentence that names findings (or issues, problems), says to omit them
+    (omit, leave out, skip, do not report...) and says when or instead of what (uncertain, invalid, not
+    sure, rather than fabricating, guessing...). The parser drops an invalid finding; a fabricated one that
+    happens to validate is worse.
+
+    Fails::
+
+        Be careful with uncertain findings.
+
+    Passes::
+
+        If a finding is uncertain, omit it rather than fabricating details.
+    """
+
+    code = "PO006"
+    name = "omit-uncertain"
+    kinds = CONTRACT_KINDS
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        if subject.render is not None and _first(subject, _OMIT, _DOUBT, _FINDING) is None:
+            yield self.finding(
+                subject,
+                FILE_START,
+                "no instruction to omit uncertain or invalid findings rather than fabricate them",
+            )
+
+
+_JSON_ONLY = re.compile(
+    r"\bJSON\b.*\b(only|strict|strictly|single|exactly one|nothing else|nothing but)\b|"
+    r"\b(only|strict|strictly|single|exactly one|nothing but)\b.*\bJSON\b",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(no|not|without|never|don't|do not)\b", re.IGNORECASE)
+_WRAPPERS = re.compile(
+    r"\b(prose|markdown|code ?fences?|fences?|backticks|commentary|explanations?|preamble|"
+    r"text (?:before|after|around))\b",
+    re.IGNORECASE,
+)
+
+
+class StrictJson(Rule):
+    """No instruction to answer with strict JSON only, or none forbidding prose and markdown wrappers.
+
+    The rendered prompt needs a sentence that asks for JSON only (JSON with "only", "strict", "single",
+    "exactly one" or "nothing else") and a sentence (it may be the same) that rules out wrappers: a negation
+    (no, not, without, never) with prose, markdown, code fences, commentary or explanation.
+
+    Fails::
+
+        Respond in JSON.
+
+    Passes::
+
+        Respond with exactly one JSON object and nothing else: no prose, no markdown code fences.
+    """
+
+    code = "PO007"
+    name = "strict-json"
+    kinds = CONTRACT_KINDS
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        if subject.render is None:
+            return
+        if _first(subject, _JSON_ONLY) is None:
+            yield self.finding(subject, FILE_START, "no instruction to answer with strict JSON only")
+        if _first(subject, _NEGATION, _WRAPPERS) is None:
+            yield self.finding(
+                subject, FILE_START, "no instruction forbidding prose or markdown fences around the JSON"
+            )

@@ -1,0 +1,362 @@
+"""Rendering prompt templates: strict, sandboxed, cached and deterministic.
+
+A contract's head template is ``templates/<contract>.j2`` (``.jinja`` and ``.jinja2`` also work); a released
+prompt is frozen as ``versions/<contract>/prompts/X.Y.Z.j2`` (written by ``release cut``) and renders with a
+loader rooted in that directory only, so nothing outside the release can change it.
+
+A template pins its versions in one declared place, two top-level string assignments::
+
+    {% set prompt_version = "1.0.0" %}
+    {% set schema_version = "1.0" %}
+
+The renderer reads them from the template's syntax tree (never by running it), picks the schema they name and
+hands the template its context: ``schema`` (the compiled OutputShape of that schema version), ``contract``,
+``changed_files``, ``diff`` and any extra variables. Context values are data: Jinja never evaluates the text
+of a value, so a diff holding ``{{ 7*7 }}`` renders as those characters. A name the context lacks is an error
+naming it and the template line (StrictUndefined), and the sandbox blocks attribute tricks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from jinja2 import (
+    BytecodeCache,
+    FileSystemLoader,
+    StrictUndefined,
+    TemplateError,
+    TemplateNotFound,
+    TemplateSyntaxError,
+    UndefinedError,
+    nodes,
+)
+from jinja2.sandbox import SandboxedEnvironment
+
+from promptops.contract import VERSIONS_DIR, Contract
+from promptops.errors import PromptopsError, VersionError
+from promptops.shape import FieldRule, OutputShape
+from promptops.versioning import PromptVersion, SchemaVersion
+
+TEMPLATES_DIR = "templates"
+PARTIALS_DIR = "_partials"
+PROMPTS_DIR = "prompts"  # versions/<contract>/prompts/X.Y.Z.j2: frozen snapshots
+TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
+PIN_NAMES = ("prompt_version", "schema_version")
+# Names the renderer always provides; extra variables may not shadow them.
+CONTEXT_NAMES = ("changed_files", "contract", "diff", "schema")
+
+
+class RenderError(PromptopsError):
+    """A template could not be rendered; names the template (repo-relative) and line when known."""
+
+    def __init__(self, source: str, line: int | None, problem: str) -> None:
+        self.source = source
+        self.line = line
+        self.problem = problem
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {problem}")
+
+
+class PinDeclaration(NamedTuple):
+    """A top-level ``{% set prompt_version|schema_version = ... %}``; value None unless a string literal."""
+
+    name: str
+    value: str | None
+    line: int
+
+
+class Pins(NamedTuple):
+    prompt_version: PromptVersion
+    schema_version: SchemaVersion
+    prompt_text: str  # the literal as written ("1.0" stays "1.0")
+    schema_text: str
+
+
+class RenderedPrompt(NamedTuple):
+    contract: str
+    template: str  # repo-relative path of the template that was rendered
+    pins: Pins
+    changed_files: tuple[str, ...]
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "contract": self.contract,
+            "template": self.template,
+            "prompt_version": self.pins.prompt_text,
+            "schema_version": self.pins.schema_text,
+            "changed_files": list(self.changed_files),
+            "text": self.text,
+        }
+
+
+def pin_declarations(tree: nodes.Template) -> list[PinDeclaration]:
+    """The pin assignments at the top level of ``tree``, in source order (duplicates included)."""
+    found: list[PinDeclaration] = []
+    for node in tree.body:
+        if (
+            isinstance(node, nodes.Assign)
+            and isinstance(node.target, nodes.Name)
+            and node.target.name in PIN_NAMES
+        ):
+            value = node.node.value if isinstance(node.node, nodes.Const) else None
+            found.append(
+                PinDeclaration(node.target.name, value if isinstance(value, str) else None, node.lineno)
+            )
+    return found
+
+
+def read_pins(tree: nodes.Template, source: str) -> Pins:
+    """The template's pins, or RenderError naming what is missing or malformed."""
+    values: dict[str, tuple[str, int]] = {}
+    for pin in pin_declarations(tree):
+        if pin.name in values:
+            raise RenderError(
+                source, pin.line, f"{pin.name} is pinned twice (first on line {values[pin.name][1]})"
+            )
+        if pin.value is None:
+            raise RenderError(source, pin.line, f"{pin.name} must be pinned to a quoted string literal")
+        values[pin.name] = (pin.value, pin.line)
+    for name in PIN_NAMES:
+        if name not in values:
+            example = "1.0.0" if name == "prompt_version" else "1.0"
+            raise RenderError(
+                source, None, f'no {name} pin: declare {{% set {name} = "{example}" %}} at the top level'
+            )
+    (prompt_text, prompt_line), (schema_text, schema_line) = (
+        values["prompt_version"],
+        values["schema_version"],
+    )
+    try:
+        prompt = PromptVersion.parse(prompt_text)
+    except VersionError as exc:
+        raise RenderError(source, prompt_line, str(exc)) from None
+    try:
+        schema = SchemaVersion.parse(schema_text)
+    except VersionError as exc:
+        raise RenderError(source, schema_line, str(exc)) from None
+    return Pins(prompt, schema, prompt_text, schema_text)
+
+
+def new_environment(
+    search_path: Sequence[Path], bytecode_cache: BytecodeCache | None = None
+) -> SandboxedEnvironment:
+    """The one environment configuration every render and lint uses.
+
+    Plain text (no autoescape), StrictUndefined, block tags that leave no blank lines behind, trailing newline
+    kept, templates never re-read from disk once compiled (the environment is the cache). ``bytecode_cache``
+    (a Jinja BytecodeCache, chosen by the caller) keeps compiled templates across processes, keyed by the
+    template source, so a short-lived ``promptops lint`` does not recompile unchanged partials.
+    """
+    env = SandboxedEnvironment(
+        bytecode_cache=bytecode_cache,
+        loader=FileSystemLoader([str(p) for p in search_path]),
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+        cache_size=-1,
+    )
+    env.filters["json"] = _to_json
+    env.filters["fenced"] = _fenced
+    env.filters["describe"] = describe_rule
+    return env
+
+
+def render_context(
+    contract: Contract,
+    shape: OutputShape,
+    changed_files: Sequence[str],
+    diff: str,
+    variables: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The variables a template sees. Extra variables may not shadow the standard ones or the pins."""
+    extra = dict(variables or {})
+    clash = sorted(set(extra) & {*CONTEXT_NAMES, *PIN_NAMES})
+    if clash:
+        raise PromptopsError(f"variable {clash[0]!r} is reserved (the renderer provides it)")
+    return {
+        **extra,
+        "changed_files": list(changed_files),
+        "contract": contract,
+        "diff": diff,
+        "schema": shape,
+    }
+
+
+def describe_error(exc: TemplateError) -> str:
+    """A one-line problem statement for a Jinja error (no absolute paths: outputs are repo-relative)."""
+    if isinstance(exc, UndefinedError):
+        return f"undefined variable: {exc.message}"
+    if isinstance(exc, TemplateSyntaxError):
+        return f"syntax error: {exc.message}"
+    if isinstance(exc, TemplateNotFound):
+        return f"TemplateNotFound: no template {exc.name!r} in the template search path"
+    return f"{type(exc).__name__}: {exc.message or exc}"
+
+
+class Renderer:
+    """Renders the templates of the project at ``root``; compiled templates are cached for its lifetime."""
+
+    def __init__(self, root: Path, bytecode_cache: BytecodeCache | None = None) -> None:
+        self.root = root
+        self._bytecode_cache = bytecode_cache
+        self._envs: dict[Path, SandboxedEnvironment] = {}
+        self._pins: dict[Path, Pins] = {}
+
+    def head_template(self, contract_name: str) -> Path | None:
+        """``templates/<contract>.j2`` (or .jinja/.jinja2) when it exists."""
+        for suffix in TEMPLATE_SUFFIXES:
+            path = self.root / TEMPLATES_DIR / f"{contract_name}{suffix}"
+            if path.is_file():
+                return path
+        return None
+
+    def snapshot_template(self, contract_name: str, version: PromptVersion) -> Path:
+        return self.root / VERSIONS_DIR / contract_name / PROMPTS_DIR / f"{version}.j2"
+
+    def resolve(self, contract: Contract, version: PromptVersion | None = None) -> Path:
+        """The template to render: the frozen snapshot of ``version``, else the head if it pins it."""
+        if version is not None:
+            snapshot = self.snapshot_template(contract.name, version)
+            if snapshot.is_file():
+                return snapshot
+        head = self.head_template(contract.name)
+        if head is None:
+            raise RenderError(
+                f"{TEMPLATES_DIR}/{contract.name}.j2", None, "no head template for this contract"
+            )
+        if version is not None and self.pins(head).prompt_version != version:
+            snapshots = self.root / VERSIONS_DIR / contract.name / PROMPTS_DIR
+            released = sorted(p.stem for p in snapshots.glob("*.j2")) if snapshots.is_dir() else []
+            raise RenderError(
+                self._relative(head),
+                None,
+                f"no prompt {version} for contract {contract.name}: the head template pins "
+                f"{self.pins(head).prompt_text} and {self._relative(snapshots)}/ holds "
+                f"{', '.join(released) or 'no snapshots'}",
+            )
+        return head
+
+    def pins(self, path: Path) -> Pins:
+        if path not in self._pins:
+            env = self._environment(path)
+            name = self._template_name(path)
+            assert env.loader is not None
+            source, _, _ = env.loader.get_source(env, name)
+            try:
+                tree = env.parse(source, name, str(path))
+            except TemplateSyntaxError as exc:
+                raise RenderError(self._relative(path), exc.lineno, f"syntax error: {exc.message}") from None
+            self._pins[path] = read_pins(tree, self._relative(path))
+        return self._pins[path]
+
+    def render(
+        self,
+        contract: Contract,
+        *,
+        version: PromptVersion | None = None,
+        changed_files: Sequence[str] = (),
+        diff: str = "",
+        variables: Mapping[str, Any] | None = None,
+    ) -> RenderedPrompt:
+        path = self.resolve(contract, version)
+        rel = self._relative(path)
+        pins = self.pins(path)
+        if pins.schema_version not in contract.shapes:
+            raise RenderError(
+                rel, None, f"schema_version {pins.schema_text} has no schema file in {contract.directory}"
+            )
+        context = render_context(
+            contract, contract.shape(pins.schema_version), changed_files, diff, variables
+        )
+        env = self._environment(path)
+        try:
+            text = env.get_template(self._template_name(path)).render(context)
+        except TemplateError as exc:
+            raise RenderError(*self._locate(exc, path), describe_error(exc)) from None
+        return RenderedPrompt(contract.name, rel, pins, tuple(changed_files), text)
+
+    def _environment(self, path: Path) -> SandboxedEnvironment:
+        base = path.parent if path.parent.name == PROMPTS_DIR else self.root / TEMPLATES_DIR
+        if base not in self._envs:
+            self._envs[base] = new_environment([base], self._bytecode_cache)
+        return self._envs[base]
+
+    def _template_name(self, path: Path) -> str:
+        base = path.parent if path.parent.name == PROMPTS_DIR else self.root / TEMPLATES_DIR
+        return path.relative_to(base).as_posix()
+
+    def _locate(self, exc: BaseException, path: Path) -> tuple[str, int | None]:
+        """Where a render failed: the deepest template frame, else the template being rendered."""
+        import traceback  # only on failure: keeps a successful render's import cost down
+
+        frames = [
+            f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(TEMPLATE_SUFFIXES)
+        ]
+        if isinstance(exc, TemplateSyntaxError) and exc.filename:
+            return self._relative(Path(exc.filename)), exc.lineno
+        if frames:
+            return self._relative(Path(frames[-1].filename)), frames[-1].lineno
+        return self._relative(path), None
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+def describe_rule(rule: FieldRule) -> str:
+    """A field's type and bounds as prompt text: "string, non-empty", "integer, >= 1", "array of string"."""
+    if rule.items is not None:
+        parts = [f"array of {describe_rule(rule.items)}"]
+    else:
+        parts = [" or ".join(sorted(rule.types)) if rule.types else "any JSON value"]
+    if rule.min_length == 1:
+        parts.append("non-empty")
+    elif rule.min_length:
+        parts.append(f"at least {rule.min_length} characters")
+    bounds = (
+        (rule.max_length, "at most {} characters"),
+        (rule.minimum, ">= {}"),
+        (rule.exclusive_minimum, "> {}"),
+        (rule.maximum, "<= {}"),
+        (rule.exclusive_maximum, "< {}"),
+        (rule.min_items, "at least {} items"),
+        (rule.max_items, "at most {} items"),
+    )
+    parts += [text.format(value) for value, text in bounds if value is not None]
+    return ", ".join(parts)
+
+
+def _to_json(value: Any) -> str:
+    """JSON text of a value, non-ASCII kept as is (file names show exactly as the model must write them)."""
+    return json.dumps(_plain(value), ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Iterable):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+_BACKTICK_RUN = re.compile(r"`+")
+
+
+def _fenced(value: str, info: str = "") -> str:
+    """``value`` in a markdown code fence longer than any backtick run inside it, so data cannot close it."""
+    longest = max((len(m) for m in _BACKTICK_RUN.findall(value)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = value[:-1] if value.endswith("\n") else value
+    return f"{fence}{info}\n{body}\n{fence}"
