@@ -98,15 +98,9 @@ def pin_declarations(tree: nodes.Template) -> list[PinDeclaration]:
     """The pin assignments at the top level of ``tree``, in source order (duplicates included)."""
     found: list[PinDeclaration] = []
     for node in tree.body:
-        if (
-            isinstance(node, nodes.Assign)
-            and isinstance(node.target, nodes.Name)
-            and node.target.name in PIN_NAMES
-        ):
+        if isinstance(node, nodes.Assign) and isinstance(node.target, nodes.Name) and node.target.name in PIN_NAMES:
             value = node.node.value if isinstance(node.node, nodes.Const) else None
-            found.append(
-                PinDeclaration(node.target.name, value if isinstance(value, str) else None, node.lineno)
-            )
+            found.append(PinDeclaration(node.target.name, value if isinstance(value, str) else None, node.lineno))
     return found
 
 
@@ -115,18 +109,14 @@ def read_pins(tree: nodes.Template, source: str) -> Pins:
     values: dict[str, tuple[str, int]] = {}
     for pin in pin_declarations(tree):
         if pin.name in values:
-            raise RenderError(
-                source, pin.line, f"{pin.name} is pinned twice (first on line {values[pin.name][1]})"
-            )
+            raise RenderError(source, pin.line, f"{pin.name} is pinned twice (first on line {values[pin.name][1]})")
         if pin.value is None:
             raise RenderError(source, pin.line, f"{pin.name} must be pinned to a quoted string literal")
         values[pin.name] = (pin.value, pin.line)
     for name in PIN_NAMES:
         if name not in values:
             example = "1.0.0" if name == "prompt_version" else "1.0"
-            raise RenderError(
-                source, None, f'no {name} pin: declare {{% set {name} = "{example}" %}} at the top level'
-            )
+            raise RenderError(source, None, f'no {name} pin: declare {{% set {name} = "{example}" %}} at the top level')
     (prompt_text, prompt_line), (schema_text, schema_line) = (
         values["prompt_version"],
         values["schema_version"],
@@ -142,9 +132,7 @@ def read_pins(tree: nodes.Template, source: str) -> Pins:
     return Pins(prompt, schema, prompt_text, schema_text)
 
 
-def new_environment(
-    search_path: Sequence[Path], bytecode_cache: BytecodeCache | None = None
-) -> SandboxedEnvironment:
+def new_environment(search_path: Sequence[Path], bytecode_cache: BytecodeCache | None = None) -> SandboxedEnvironment:
     """The one environment configuration every render and lint uses.
 
     Plain text (no autoescape), StrictUndefined, block tags that leave no blank lines behind, trailing newline
@@ -229,9 +217,7 @@ class Renderer:
                 return snapshot
         head = self.head_template(contract.name)
         if head is None:
-            raise RenderError(
-                f"{TEMPLATES_DIR}/{contract.name}.j2", None, "no head template for this contract"
-            )
+            raise RenderError(f"{TEMPLATES_DIR}/{contract.name}.j2", None, "no head template for this contract")
         if version is not None and self.pins(head).prompt_version != version:
             snapshots = self.root / VERSIONS_DIR / contract.name / PROMPTS_DIR
             released = sorted(p.stem for p in snapshots.glob("*.j2")) if snapshots.is_dir() else []
@@ -273,9 +259,7 @@ class Renderer:
             raise RenderError(
                 rel, None, f"schema_version {pins.schema_text} has no schema file in {contract.directory}"
             )
-        context = render_context(
-            contract, contract.shape(pins.schema_version), changed_files, diff, variables
-        )
+        context = render_context(contract, contract.shape(pins.schema_version), changed_files, diff, variables)
         env = self._environment(path)
         try:
             text = env.get_template(self._template_name(path)).render(context)
@@ -297,9 +281,7 @@ class Renderer:
         """Where a render failed: the deepest template frame, else the template being rendered."""
         import traceback  # only on failure: keeps a successful render's import cost down
 
-        frames = [
-            f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(TEMPLATE_SUFFIXES)
-        ]
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(TEMPLATE_SUFFIXES)]
         if isinstance(exc, TemplateSyntaxError) and exc.filename:
             return self._relative(Path(exc.filename)), exc.lineno
         if frames:

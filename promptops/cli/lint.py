@@ -70,9 +70,7 @@ def lint_command(
         return exits.OK
     if list_rules:
         if output_format == "json":
-            rows = [
-                {"code": r.code, "name": r.name, "level": str(r.level), "summary": r.summary()} for r in RULES
-            ]
+            rows = [{"code": r.code, "name": r.name, "level": str(r.level), "summary": r.summary()} for r in RULES]
             click.echo(json.dumps(rows, indent=2))
         else:
             for r in RULES:

@@ -48,7 +48,11 @@ def format_option(*choices: str) -> Callable[[_F], _F]:
     """The ``--format`` option every result-printing command offers."""
     options = choices or ("text", "json")
     return click.option(
-        "--format", "output_format", type=click.Choice(options), default=options[0], show_default=True,
+        "--format",
+        "output_format",
+        type=click.Choice(options),
+        default=options[0],
+        show_default=True,
         help="Output format.",
     )
 

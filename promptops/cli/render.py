@@ -26,9 +26,7 @@ def _variable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 
 
 @click.command()
-@click.option(
-    "--contract", "contract_name", required=True, help="Contract name (a directory under versions/)."
-)
+@click.option("--contract", "contract_name", required=True, help="Contract name (a directory under versions/).")
 @click.option(
     "--version",
     "version_text",

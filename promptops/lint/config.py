@@ -52,9 +52,7 @@ class LintConfig(NamedTuple):
 _KEYS = {"select", "ignore", "per-file-ignores", "render-context"}
 
 
-def parse_config(
-    text: str, source: str, known_codes: Iterable[str], never_off: Iterable[str] = ()
-) -> LintConfig:
+def parse_config(text: str, source: str, known_codes: Iterable[str], never_off: Iterable[str] = ()) -> LintConfig:
     """Read ``[tool.promptops.lint]`` from pyproject.toml text; a missing table means the defaults."""
     try:
         document = tomllib.loads(text)

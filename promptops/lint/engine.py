@@ -170,9 +170,7 @@ def _lint_file(run: _Run, path: Path) -> tuple[list[Finding], int]:
                 if code not in suppression.used:
                     why = "" if run.config.enabled(code, rel) else f" ({code} is not enabled for this file)"
                     kept.append(
-                        unused.finding(
-                            subject, suppression.span, f"suppression of {code} suppresses nothing{why}"
-                        )
+                        unused.finding(subject, suppression.span, f"suppression of {code} suppresses nothing{why}")
                     )
     return kept, suppressed
 

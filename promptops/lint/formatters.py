@@ -45,8 +45,7 @@ def summary(report: LintReport) -> dict[str, int]:
 
 def to_text(report: LintReport) -> str:
     lines = [
-        f"{f.file}:{f.span.line}:{f.span.column}: {f.code} [{f.level}] {f.message} ({f.name})"
-        for f in report.findings
+        f"{f.file}:{f.span.line}:{f.span.column}: {f.code} [{f.level}] {f.message} ({f.name})" for f in report.findings
     ]
     suppressed = f" ({report.suppressed} suppressed)" if report.suppressed else ""
     noun = "file" if len(report.files) == 1 else "files"

@@ -253,8 +253,7 @@ def _traced_render(
     subject: Subject, root: Path, env: SandboxedEnvironment, template: Template, context: dict[str, Any]
 ) -> None:
     # root_render_func is a generator; its suspended frame says which compiled line yielded each chunk.
-    generator = cast("GeneratorType[str, None, None]",
-                     template.root_render_func(template.new_context(context)))
+    generator = cast("GeneratorType[str, None, None]", template.root_render_func(template.new_context(context)))
     chunks: list[str] = []
     starts: list[int] = []
     lines: list[int] = []
@@ -282,9 +281,7 @@ def _failure(subject: Subject, root: Path, env: SandboxedEnvironment, exc: Excep
     import traceback  # only on failure
 
     filename = str(subject.path)
-    frames = [
-        f for f in traceback.extract_tb(rewritten.__traceback__) if f.filename.endswith(TEMPLATE_SUFFIXES)
-    ]
+    frames = [f for f in traceback.extract_tb(rewritten.__traceback__) if f.filename.endswith(TEMPLATE_SUFFIXES)]
     own = [f.lineno for f in frames if f.filename == filename]
     message = describe_error(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
     if frames and frames[-1].filename != filename:

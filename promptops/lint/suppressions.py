@@ -62,8 +62,7 @@ def read(
             problems.append(
                 Problem(
                     span,
-                    f"unknown promptops directive {directive[1].strip().split()[:1]!r}: "
-                    "expected 'noqa' or 'noqa-file'",
+                    f"unknown promptops directive {directive[1].strip().split()[:1]!r}: expected 'noqa' or 'noqa-file'",
                 )
             )
             continue
@@ -76,9 +75,7 @@ def read(
         elif bad:
             problems.append(Problem(span, f"unknown rule code {bad[0]!r} in suppression"))
         elif never & set(tokens):
-            problems.append(
-                Problem(span, f"{sorted(never & set(tokens))[0]} cannot be suppressed: fix the template")
-            )
+            problems.append(Problem(span, f"{sorted(never & set(tokens))[0]} cannot be suppressed: fix the template"))
         elif not separator or not reason:
             problems.append(
                 Problem(

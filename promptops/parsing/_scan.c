@@ -8,6 +8,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define MAX_DEPTH 256
 #define MAX_KEYS 128
@@ -15,14 +18,26 @@
 typedef struct {
     const unsigned char *ptr;
     Py_ssize_t len;
+    unsigned int hash;
 } Key;
 
 typedef struct {
     int is_object;
     int expect_key;
-    int nkeys;
     int first_key; /* index of the frame's first key in the shared key stack */
 } Frame;
+
+/* Bytes that end a run inside a string, and bytes that matter between strings. */
+static unsigned char string_stop[256];
+static unsigned char structural[256];
+
+static void
+init_tables(void)
+{
+    string_stop['"'] = string_stop['\\'] = 1;
+    structural['"'] = structural['{'] = structural['}'] = 1;
+    structural['['] = structural[']'] = structural[','] = 1;
+}
 
 /* Python's str.isspace() code points. */
 static int
@@ -108,10 +123,59 @@ ends_with_space_utf8(const unsigned char *start, const unsigned char *q)
     return p + len == q && is_space_cp(cp);
 }
 
-static int
-keys_equal(const Key *a, const unsigned char *ptr, Py_ssize_t len)
+
+
+/* First byte at or after p that is '"' or '\\' (end when none). SSE2 checks 16 bytes per step: string
+ * bodies are most of a response, so this loop is where the time goes. */
+static const unsigned char *
+find_string_stop(const unsigned char *p, const unsigned char *end)
 {
-    return a->len == len && memcmp(a->ptr, ptr, (size_t)len) == 0;
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i chunk = _mm_loadu_si128((const __m128i *)p);
+        int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, slash)));
+        if (mask)
+            return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    while (p < end && !string_stop[*p])
+        p++;
+    return p;
+}
+
+/* First byte at or after p that opens or closes a string, object or array, or separates members. */
+static const unsigned char *
+find_structural(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+    const __m128i q = _mm_set1_epi8('"'), lb = _mm_set1_epi8('{'), rb = _mm_set1_epi8('}');
+    const __m128i ls = _mm_set1_epi8('['), rs = _mm_set1_epi8(']'), comma = _mm_set1_epi8(',');
+    while (end - p >= 16) {
+        __m128i c = _mm_loadu_si128((const __m128i *)p);
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c, q), _mm_cmpeq_epi8(c, comma)),
+                                   _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c, lb), _mm_cmpeq_epi8(c, rb)),
+                                                _mm_or_si128(_mm_cmpeq_epi8(c, ls), _mm_cmpeq_epi8(c, rs))));
+        int mask = _mm_movemask_epi8(hit);
+        if (mask)
+            return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    while (p < end && !structural[*p])
+        p++;
+    return p;
+}
+
+static unsigned int
+key_hash(const unsigned char *p, Py_ssize_t len)
+{
+    /* The first eight bytes and the length tell most keys apart; memcmp settles every hash match. */
+    unsigned long long head = 0;
+    memcpy(&head, p, (size_t)(len < 8 ? len : 8));
+    head ^= (unsigned long long)len * 0x9E3779B97F4A7C15ull;
+    return (unsigned int)(head ^ (head >> 29) ^ (head >> 47));
 }
 
 static int
@@ -122,16 +186,17 @@ scan(const unsigned char *data, Py_ssize_t size)
     Key keys[MAX_KEYS];
     int depth = 0, nkeys = 0;
 
-    while (p < end) {
+    for (;;) {
+        p = find_structural(p, end); /* whitespace, digits, literals, colons: nothing to track */
+        if (p >= end)
+            break;
         unsigned char c = *p;
         if (c == '"') {
             const unsigned char *start = ++p;
-            const unsigned char *last_escape = NULL; /* start of the escape ending the content, if any */
-            int has_escape = 0;
+            const unsigned char *last_escape = NULL; /* the escape ending the content, if any */
             if (p < end) {
                 if (*p == '\\') {
-                    int space = escape_is_space(p, end);
-                    if (space != 0)
+                    if (escape_is_space(p, end) != 0)
                         return 0;
                 }
                 else if (*p >= 0x80) {
@@ -143,13 +208,11 @@ scan(const unsigned char *data, Py_ssize_t size)
                     return 0;
             }
             for (;;) {
-                while (p < end && *p != '"' && *p != '\\')
-                    p++;
+                p = find_string_stop(p, end);
                 if (p >= end)
                     return 0; /* unterminated string */
                 if (*p == '"')
                     break;
-                has_escape = 1;
                 last_escape = p;
                 if (end - p < 2)
                     return 0;
@@ -170,18 +233,19 @@ scan(const unsigned char *data, Py_ssize_t size)
                 else if (q[-1] <= ' ')
                     return 0;
             }
-            if (depth > 0 && frames[depth - 1].is_object && frames[depth - 1].expect_key) {
+            if (depth > 0 && frames[depth - 1].expect_key) {
                 Frame *frame = &frames[depth - 1];
                 Py_ssize_t len = q - start;
-                if (has_escape || nkeys >= MAX_KEYS)
+                if (last_escape != NULL || nkeys >= MAX_KEYS)
                     return 0; /* escaped spellings could alias: let the exact check decide */
+                unsigned int hash = key_hash(start, len);
                 for (int i = frame->first_key; i < nkeys; i++)
-                    if (keys_equal(&keys[i], start, len))
+                    if (keys[i].hash == hash && keys[i].len == len && memcmp(keys[i].ptr, start, (size_t)len) == 0)
                         return 0;
                 keys[nkeys].ptr = start;
                 keys[nkeys].len = len;
+                keys[nkeys].hash = hash;
                 nkeys++;
-                frame->nkeys++;
                 frame->expect_key = 0;
             }
             p = q + 1;
@@ -192,9 +256,8 @@ scan(const unsigned char *data, Py_ssize_t size)
         case '[':
             if (depth >= MAX_DEPTH)
                 return 0;
+            frames[depth].expect_key = (c == '{'); /* arrays never expect keys */
             frames[depth].is_object = (c == '{');
-            frames[depth].expect_key = (c == '{');
-            frames[depth].nkeys = 0;
             frames[depth].first_key = nkeys;
             depth++;
             break;
@@ -205,11 +268,9 @@ scan(const unsigned char *data, Py_ssize_t size)
             depth--;
             nkeys = frames[depth].first_key; /* the object's keys are done with */
             break;
-        case ',':
+        default: /* ',' */
             if (depth > 0 && frames[depth - 1].is_object)
                 frames[depth - 1].expect_key = 1;
-            break;
-        default:
             break;
         }
         p++;
@@ -234,15 +295,63 @@ clean(PyObject *module, PyObject *arg)
         }
     }
     else {
-        PyErr_SetString(PyExc_TypeError, "clean() expects bytes or str");
-        return NULL;
+        /* Any other bytes-like object, such as a msgspec.Raw slice of a larger document. */
+        Py_buffer view;
+        if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0)
+            return NULL;
+        int result = scan((const unsigned char *)view.buf, view.len);
+        PyBuffer_Release(&view);
+        return PyBool_FromLong(result);
     }
     return PyBool_FromLong(scan((const unsigned char *)data, size));
+}
+
+/* span_end(text, start) -> int: index just after the bracket that closes the object or array opened at
+ * text[start], skipping strings; -1 when the text ends first. Brackets are matched by depth only: whether
+ * the span is valid JSON is for the strict decoder to say. */
+static PyObject *
+span_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "span_end(text: str, start: int)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t depth = 0;
+    for (Py_ssize_t i = start; i < length; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '"') {
+            for (i++; i < length; i++) {
+                Py_UCS4 d = PyUnicode_READ(kind, data, i);
+                if (d == '\\')
+                    i++;
+                else if (d == '"')
+                    break;
+            }
+            if (i >= length)
+                return PyLong_FromSsize_t(-1);
+        }
+        else if (c == '{' || c == '[')
+            depth++;
+        else if (c == '}' || c == ']') {
+            if (--depth == 0)
+                return PyLong_FromSsize_t(i + 1);
+        }
+    }
+    return PyLong_FromSsize_t(-1);
 }
 
 static PyMethodDef methods[] = {
     {"clean", clean, METH_O,
      "True when no JSON string starts or ends with whitespace and no object repeats a key (conservative)."},
+    {"span_end", (PyCFunction)(void (*)(void))span_end, METH_FASTCALL,
+     "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -251,5 +360,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, me
 PyMODINIT_FUNC
 PyInit__scan(void)
 {
+    init_tables();
     return PyModule_Create(&module);
 }

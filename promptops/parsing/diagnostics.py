@@ -96,6 +96,10 @@ class Diagnostic:
     __hash__ = None  # type: ignore[assignment]
 
 
+def extraction_note() -> Diagnostic:
+    return Diagnostic(Code.EXTRACTED_FROM_WRAPPER, INFO, None, "JSON object extracted from surrounding text")
+
+
 def duplicate_ids(kept: Iterable[tuple[int, Any]], items_path: str, id_field: str) -> list[Diagnostic]:
     """A ``duplicate_finding_id`` warning for each kept finding whose id an earlier kept finding already used.
 
@@ -191,6 +195,12 @@ class ParseOutcome:
         outcome.findings_dropped = outcome.findings_coerced = 0
         outcome.extracted = outcome.truncated = False
         return outcome
+
+    def mark_extracted(self) -> ParseOutcome:
+        """Note that this outcome's JSON was taken out of surrounding text (fences, prose, think blocks)."""
+        self.extracted = True
+        self.diagnostics.insert(0, extraction_note())
+        return self
 
     @property
     def outcome(self) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ import msgspec
 
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
-from promptops.parsing.scan import native
+from promptops.parsing.scan import native, native_span_end
 
 _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -32,6 +33,7 @@ _SCALAR_PREFIX = re.compile(
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
+_SpanEnd = Callable[[str, int], int]
 _CUT = -1  # positions: the text ends inside the value
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
@@ -61,6 +63,7 @@ class Document:
     top_duplicates: list[str] = field(default_factory=list)  # keys repeated in the top-level object
     member_duplicates: dict[str, str] = field(default_factory=dict)  # top-level key -> path of a nested repeat
     item_duplicates: dict[int, str] = field(default_factory=dict)  # finding index -> path of the repeat
+    span: str | None = None  # the extracted object's text, when it came from a wrapper
 
 
 def decode_text(raw: str | bytes) -> str | Rejection:
@@ -78,19 +81,23 @@ def decode_text(raw: str | bytes) -> str | Rejection:
     return text
 
 
-def read_document(text: str, items_field: str, max_depth: int) -> Document | Rejection:
-    """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read."""
+def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool = True) -> Document | Rejection:
+    """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read.
+
+    ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results).
+    """
+    ends = native_span_end if speedups and native_span_end is not None else _span_end
     value = _decode(text)
     if value is _DEEP:
         return _too_deep(max_depth)
     if value is _BAD:
-        return _extract(text, items_field, max_depth)
+        return _extract(text, items_field, max_depth, ends)
     if _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
 
 
-def _extract(original: str, items_field: str, max_depth: int) -> Document | Rejection:
+def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) -> Document | Rejection:
     text = _drop_thinking(original)
     wrapper_removed = text != original
     complete: list[tuple[int, int, Any]] = []
@@ -100,7 +107,7 @@ def _extract(original: str, items_field: str, max_depth: int) -> Document | Reje
         if not _JSON_OBJECT_START.match(text, start):
             pos = start + 1  # prose such as "{x}" or "use {" : look further
             continue
-        end = _span_end(text, start)
+        end = ends(text, start)
         if end < 0:
             cut_start = start
             break
@@ -119,10 +126,11 @@ def _extract(original: str, items_field: str, max_depth: int) -> Document | Reje
         start, end, value = complete[0]
         if _deeper_than(text, start, end, max_depth):
             return _too_deep(max_depth)
-        return _with_duplicates(Document(value, extracted=True), text[start:end], items_field)
+        span = text[start:end]
+        return _with_duplicates(Document(value, extracted=True, span=span), span, items_field)
     if cut_start is not None:
         extracted = wrapper_removed or bool(text[:cut_start].strip())
-        return _salvage(text, cut_start, items_field, max_depth, extracted)
+        return _salvage(text, cut_start, items_field, max_depth, extracted, ends)
     return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_strict_error(original)}")
 
 
@@ -137,7 +145,9 @@ def _drop_thinking(text: str) -> str:
     return text
 
 
-def _salvage(text: str, start: int, items_field: str, max_depth: int, extracted: bool) -> Document | Rejection:
+def _salvage(
+    text: str, start: int, items_field: str, max_depth: int, extracted: bool, ends: _SpanEnd
+) -> Document | Rejection:
     """Keep what was complete in an object the text ends inside (DESIGN.md §3.3)."""
     if _deeper_than(text, start, len(text), max_depth):
         return _too_deep(max_depth)
@@ -173,13 +183,13 @@ def _salvage(text: str, start: int, items_field: str, max_depth: int, extracted:
         if key == items_field and text[pos] == "[":
             items: list[Any] = []
             members[key] = items
-            pos = _salvage_items(text, pos + 1, items, document)
+            pos = _salvage_items(text, pos + 1, items, document, ends)
             if pos < 0:
                 return _syntax_error(text, -pos)
             if not truncation.items_complete:
                 break
         else:
-            value_end = _value_end(text, pos)
+            value_end = _value_end(text, pos, ends)
             if value_end == _CUT:
                 truncation.cut_member = key
                 members.pop(key, None)
@@ -188,7 +198,7 @@ def _salvage(text: str, start: int, items_field: str, max_depth: int, extracted:
             if value is _BAD or value is _DEEP:
                 return _syntax_error(text, pos)
             members[key] = value
-            duplicate = _first_duplicate_in(text[pos:value_end], value, paths.member(None, key))
+            duplicate = first_duplicate_in(text[pos:value_end], value, paths.member(None, key))
             if duplicate is not None:
                 document.member_duplicates[key] = duplicate
             pos = value_end
@@ -201,7 +211,7 @@ def _salvage(text: str, start: int, items_field: str, max_depth: int, extracted:
     return document
 
 
-def _salvage_items(text: str, pos: int, items: list[Any], document: Document) -> int:
+def _salvage_items(text: str, pos: int, items: list[Any], document: Document, ends: _SpanEnd) -> int:
     """Read complete findings into ``items``; return the position after the array, or -position on error."""
     truncation = document.truncation
     assert truncation is not None
@@ -213,7 +223,7 @@ def _salvage_items(text: str, pos: int, items: list[Any], document: Document) ->
             return pos
         if text[pos] == "]" and not items:
             return pos + 1
-        value_end = _value_end(text, pos)
+        value_end = _value_end(text, pos, ends)
         if value_end == _CUT:
             truncation.items_complete = False
             truncation.cut_item = len(items)
@@ -221,7 +231,7 @@ def _salvage_items(text: str, pos: int, items: list[Any], document: Document) ->
         value = _decode(text[pos:value_end]) if value_end > 0 else _BAD
         if value is _BAD or value is _DEEP:
             return -pos
-        duplicate = _first_duplicate_in(text[pos:value_end], value, "")
+        duplicate = first_duplicate_in(text[pos:value_end], value, "")
         if duplicate is not None:
             document.item_duplicates[len(items)] = duplicate
         items.append(value)
@@ -308,11 +318,11 @@ def _span_end(text: str, start: int) -> int:
                 return pos
 
 
-def _value_end(text: str, pos: int) -> int:
+def _value_end(text: str, pos: int, ends: _SpanEnd) -> int:
     """Index after the value starting at ``pos``; _CUT if the text ends inside it, else _NOT_A_VALUE."""
     char = text[pos]
     if char in "{[":
-        return _span_end(text, pos)
+        return ends(text, pos)
     if char == '"':
         return _string_end(text, pos + 1)
     match = _SCALAR.match(text, pos)
@@ -381,7 +391,7 @@ def _zero(_: str) -> int:
     return 0
 
 
-def _first_duplicate_in(span: str, value: Any, base: str) -> str | None:
+def first_duplicate_in(span: str, value: Any, base: str) -> str | None:
     if not _may_have_duplicates(span, value):
         return None
     return _first_repeat(_shadow(span), base)

@@ -13,8 +13,10 @@ from promptops.contract import Contract
 from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
 from promptops.parsing.fastpath import FastPath
+from promptops.parsing.itemwise import read_itemwise
 from promptops.parsing.jsontext import Rejection, decode_text, read_document
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
 from promptops.policy import ParserPolicy
@@ -40,13 +42,14 @@ class Parser:
         self.policy = policy or contract.default_policy
         gate = VersionGate(contract, self.policy)
         self._limits = self.policy.limits
+        self._speedups = speedups
         floor = self.policy.schema_floor
         readable = [v for v in contract.schema_versions if v.major == floor.major and v >= floor]
-        fast_paths = {v: FastPath.build(contract, contract.shape(v), gate, speedups=speedups) for v in readable}
-        self._validator = Validator(
-            contract, self.policy, gate, {v: f.kept_as_is for v, f in fast_paths.items() if f is not None}
-        )
-        self._fast = {str(v): f if fast_path else None for v, f in fast_paths.items()}
+        typed = {v: t for v in readable if (t := TypedShape.build(contract, contract.shape(v))) is not None}
+        self._validator = Validator(contract, self.policy, gate, typed)
+        self._fast: dict[str, FastPath | None] = {
+            str(v): FastPath(typed[v], gate, speedups=speedups) if fast_path and v in typed else None for v in readable
+        }
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
         self._peek_str: re.Pattern[str] | None = None
         self._peek_bytes: re.Pattern[bytes] | None = None
@@ -87,13 +90,35 @@ class Parser:
             outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions)
             if outcome is not None:
                 return outcome
+            typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions)
+            if typed_document is not None:
+                return self._validator.validate(typed_document, changed, request_versions)
         text = decode_text(raw)
         if isinstance(text, Rejection):
             return _rejected(text)
-        document = read_document(text, self.contract.items, self._limits.max_depth)
+        document = read_document(text, self.contract.items, self._limits.max_depth, speedups=self._speedups)
         if isinstance(document, Rejection):
             return _rejected(document)
+        if document.span is not None:  # an object taken out of a wrapper: it may well be clean JSON
+            span_outcome = self._typed_span(document.span, changed, request_versions)
+            if span_outcome is not None:
+                return span_outcome
         return self._validator.validate(document, changed, request_versions)
+
+    def _typed_span(
+        self, span: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
+    ) -> ParseOutcome | None:
+        fast = self._fast_path_for(span, request_versions)
+        if fast is None:
+            return None
+        outcome = fast.parse(span, changed, self._limits.max_depth, request_versions)
+        if outcome is not None:
+            return outcome.mark_extracted()
+        typed_document = read_itemwise(fast, span, self._limits.max_depth, request_versions)
+        if typed_document is None:
+            return None
+        typed_document.extracted = True
+        return self._validator.validate(typed_document, changed, request_versions)
 
     def _fast_path_for(self, raw: str | bytes, request_versions: tuple[str, str] | None) -> FastPath | None:
         if request_versions is not None:

@@ -15,11 +15,13 @@ from typing import Any
 
 import msgspec
 
-native: Callable[[bytes | str], bool] | None
+native: Callable[[object], bool] | None
+native_span_end: Callable[[str, int], int] | None
 try:
     from promptops.parsing._scan import clean as native
-except ImportError:  # no compiler at install time: the reference implementation does the same job
-    native = None
+    from promptops.parsing._scan import span_end as native_span_end
+except ImportError:  # no compiler at install time: the reference implementations do the same job
+    native = native_span_end = None
 _encode = msgspec.json.Encoder().encode
 _strip = str.strip
 

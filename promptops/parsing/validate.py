@@ -8,18 +8,31 @@ fallback and duplicate ids. A rejected response carries only the wrapper/truncat
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from promptops.contract import Contract
 from promptops.errors import PolicyError, VersionError
 from promptops.parsing import paths
-from promptops.parsing.diagnostics import ERROR, INFO, WARNING, Code, Diagnostic, ParseOutcome, duplicate_ids
-from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value
+from promptops.parsing.diagnostics import (
+    ERROR,
+    INFO,
+    WARNING,
+    Code,
+    Diagnostic,
+    ParseOutcome,
+    duplicate_ids,
+    extraction_note,
+)
+from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value, compile_quick
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.typed import TypedShape
 from promptops.parsing.versions import VersionGate
 from promptops.policy import ParserPolicy
-from promptops.shape import ObjectShape, OutputShape
+from promptops.shape import FieldRule, ObjectShape, OutputShape
 from promptops.versioning import PromptVersion, SchemaVersion
 
 
@@ -30,6 +43,17 @@ class _Rejected(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    """Per schema version: quick as-written tests per field, and the key sets checked in one C operation."""
+
+    quick_top: dict[str, Callable[[Any], bool]]
+    quick_item: dict[str, Callable[[Any], bool]]
+    required: frozenset[str]
+    known: frozenset[str]
+    complete: bool  # every finding field has a quick test, so a finding can be accepted as written
+
+
 class Validator:
     """Validates decoded documents for one contract under one policy, with full diagnostics."""
 
@@ -38,18 +62,22 @@ class Validator:
         contract: Contract,
         policy: ParserPolicy,
         gate: VersionGate,
-        kept_as_is: Mapping[SchemaVersion, Callable[[dict[str, Any], ChangedFiles], dict[str, Any] | None]]
-        | None = None,
+        typed: Mapping[SchemaVersion, TypedShape] | None = None,
     ) -> None:
         self._contract = contract
-        # Per schema version, a quick test that a finding is kept exactly as written (see fastpath.py):
-        # findings that pass it skip the field-by-field checks.
-        self._kept_as_is = dict(kept_as_is or {})
+        # Documents from the itemwise reader hold findings already checked in C as typed Structs.
+        self._typed = dict(typed or {})
+        self._compiled_by_version: dict[SchemaVersion, _Compiled] = {}
         self._gate = gate
         self._coercions = contract.coercions
         self._items = contract.items
         self._items_path = paths.member(None, contract.items)
         self._version_rules = contract.shape(policy.schema_floor).top.properties
+        self._version_quick = {
+            name: test
+            for name, rule in self._version_rules.items()
+            if (test := compile_quick(rule, PLAIN, contract.coercions)) is not None
+        }
         roles = contract.roles
         self._roles: dict[str, Role] = {}
         for name, role in ((roles.line, LINE), (roles.end_line, LINE), (roles.path, PATH)):
@@ -61,9 +89,7 @@ class Validator:
     ) -> ParseOutcome:
         notes: list[Diagnostic] = []
         if document.extracted:
-            notes.append(
-                Diagnostic(Code.EXTRACTED_FROM_WRAPPER, INFO, None, "JSON object extracted from surrounding text")
-            )
+            notes.append(extraction_note())
         truncation = document.truncation
         if truncation is not None:
             lost = f"; {truncation.cut_member} was cut short and is treated as absent" if truncation.cut_member else ""
@@ -139,7 +165,12 @@ class Validator:
             else:
                 if field not in top:
                     raise _Rejected(Code.MISSING_REQUIRED_FIELD, field, f"required field {field} is missing")
-                checked = self._check_top(field, top[field], self._version_rules[field], applied)
+                value, quick = top[field], self._version_quick.get(field)
+                checked = (
+                    value
+                    if quick is not None and quick(value)
+                    else self._check_top(field, value, self._version_rules[field], applied)
+                )
                 text = checked
                 where = field
             try:
@@ -190,10 +221,14 @@ class Validator:
             raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"fewer than {items_rule.min_items} items")
         if items_rule.max_items is not None and len(items) > items_rule.max_items:
             raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"more than {items_rule.max_items} items")
+        quick_top = self._compiled(shape).quick_top
         for key, value in top.items():
             if key == self._items:
                 continue
-            if key in version_fields:
+            quick = quick_top.get(key)
+            if quick is not None and quick(value):
+                result[key] = value
+            elif key in version_fields:
                 result[key] = self._check_top(key, value, rules[key], [])  # already logged
             elif key in rules:
                 result[key] = self._check_top(key, value, rules[key], applied)
@@ -205,7 +240,43 @@ class Validator:
         result.clear()
         result.update(ordered)
 
-    def _check_top(self, name: str, value: Any, rule: Any, applied: list[Coercion]) -> Any:
+    def _kept_as_written(self, item: dict[str, Any], compiled: _Compiled, changed: ChangedFiles) -> bool:
+        keys = item.keys()
+        if not compiled.required <= keys or not keys <= compiled.known:
+            return False
+        quick = compiled.quick_item
+        for key, value in item.items():
+            if not quick[key](value):
+                return False
+        roles = self._contract.roles
+        line, end = roles.line, roles.end_line
+        if line is not None and end is not None and end in item and item[end] < item[line]:
+            return False
+        return roles.path is None or roles.path not in item or item[roles.path] in changed.normal
+
+    def _compiled(self, shape: OutputShape) -> _Compiled:
+        compiled = self._compiled_by_version.get(shape.version)
+        if compiled is None:
+
+            def quick(rules: Mapping[str, FieldRule]) -> dict[str, Callable[[Any], bool]]:
+                tests = {
+                    name: compile_quick(rule, self._roles.get(name, PLAIN), self._coercions)
+                    for name, rule in rules.items()
+                }
+                return {name: test for name, test in tests.items() if test is not None}
+
+            quick_item = quick(shape.item.properties)
+            compiled = _Compiled(
+                quick_top=quick(shape.top.properties),
+                quick_item=quick_item,
+                required=frozenset(shape.item.required),
+                known=frozenset(shape.item.properties),
+                complete=len(quick_item) == len(shape.item.properties) and not shape.item.additional,
+            )
+            self._compiled_by_version[shape.version] = compiled
+        return compiled
+
+    def _check_top(self, name: str, value: Any, rule: FieldRule, applied: list[Coercion]) -> Any:
         checked = check_value(rule, value, None, name, PLAIN, self._coercions, applied)
         if isinstance(checked, Problem):
             raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, paths.member(None, name), checked.message)
@@ -224,12 +295,26 @@ class Validator:
     ) -> tuple[list[Any], tuple[int, int]]:
         kept: list[Any] = []
         coerced = 0
-        kept_as_is = None if tolerant or self._contract.null_means_absent else self._kept_as_is.get(shape.version)
+        compiled = self._compiled(shape)
+        # A finding that passes every quick test as written is kept without field-by-field checks.
+        as_is = compiled.complete and not tolerant and not self._contract.null_means_absent
+        rules = shape.item.properties
         id_field = self._contract.roles.id
         kept_ids: list[tuple[int, str | None]] = []
+        typed = self._typed.get(shape.version)
+        item_type = typed.item_type if typed is not None else None
         for index, item in enumerate(items):
             base = paths.element(self._items_path, index)
-            finding_id = _finding_id(item, id_field)
+            if typed is not None and type(item) is item_type:
+                plain = msgspec.to_builtins(item)
+                finding_id = _finding_id(plain, id_field)
+                if typed.in_place_one(item, changed):
+                    kept.append(plain)
+                    kept_ids.append((index, finding_id))
+                    continue
+                item = plain  # valid as written, but not in place: the checks below say why
+            else:
+                finding_id = _finding_id(item, id_field)
             if type(item) is not dict:
                 diags.append(_drop(Code.NOT_AN_OBJECT, base, f"{base} is not an object", index, finding_id))
                 continue
@@ -240,9 +325,8 @@ class Validator:
                     _drop(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once", index, finding_id)
                 )
                 continue
-            as_is = kept_as_is(item, changed) if kept_as_is is not None else None
-            if as_is is not None:
-                kept.append(as_is)
+            if as_is and self._kept_as_written(item, compiled, changed):
+                kept.append(_schema_ordered(item, rules))
                 kept_ids.append((index, finding_id))
                 continue
             applied: list[Coercion] = []
@@ -286,13 +370,16 @@ class Validator:
     ) -> dict[str, Any] | Problem:
         object_shape = shape.item
         rules = object_shape.properties
+        compiled = self._compiled(shape)
         if self._contract.null_means_absent:
             _drop_nulls(item, object_shape)
-        for name in object_shape.required:
-            if name not in item:
-                where = paths.member(base, name)
-                return Problem(0, Code.MISSING_REQUIRED_FIELD, where, f"required field {where} is missing")
-        if not object_shape.additional:
+        keys = item.keys()
+        if not compiled.required <= keys:
+            for name in object_shape.required:
+                if name not in item:
+                    where = paths.member(base, name)
+                    return Problem(0, Code.MISSING_REQUIRED_FIELD, where, f"required field {where} is missing")
+        if not object_shape.additional and not keys <= compiled.known:
             for key in item:
                 if key not in rules:
                     where = paths.member(base, key)
@@ -301,7 +388,12 @@ class Validator:
                     ignored.append(_ignored(where, shape))
         out: dict[str, Any] = {}
         problems: list[Problem] = []
+        quick = compiled.quick_item
         for key, value in item.items():
+            test = quick.get(key)
+            if test is not None and test(value):
+                out[key] = value
+                continue
             rule = rules.get(key)
             if rule is None:
                 if object_shape.additional:

@@ -34,8 +34,18 @@ class VersionGate:
         self._shapes = contract.shapes
         self._schema_field = contract.versions.schema or "schema_version"
         self._prompt_field = contract.versions.prompt or "prompt_version"
+        self._verdicts: dict[tuple[SchemaVersion, PromptVersion], VersionVerdict] = {}
 
     def judge(self, schema: SchemaVersion, prompt: PromptVersion) -> VersionVerdict:
+        """The verdict on these declared versions (remembered: traffic repeats a handful of pairs)."""
+        verdict = self._verdicts.get((schema, prompt))
+        if verdict is None:
+            if len(self._verdicts) > 4096:
+                self._verdicts.clear()
+            verdict = self._verdicts[(schema, prompt)] = self._judge(schema, prompt)
+        return verdict
+
+    def _judge(self, schema: SchemaVersion, prompt: PromptVersion) -> VersionVerdict:
         policy = self._policy
         if not schema_accepted(policy.schema_floor, schema):
             floor = policy.schema_floor

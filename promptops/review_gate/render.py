@@ -58,5 +58,7 @@ def _signal_line(signal: ReviewSignal) -> str:
 
 def _printable(text: str) -> str:
     # One line per item, safe on any terminal: escape control characters and lone surrogates from evidence.
-    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
-                   for ch in text.encode("utf-8", "surrogatepass").decode("utf-8", "backslashreplace"))
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in text.encode("utf-8", "surrogatepass").decode("utf-8", "backslashreplace")
+    )

@@ -48,12 +48,23 @@ def review(request: ReviewRequest) -> ReviewResult:
     policy = request.policy
     stage = resolve_stage(request.stage)
     if stage.checkpoint is None:
-        reason = Reason(ReasonCode.NOT_APPLICABLE_TO_STAGE,
-                        f"{request.stage.value} has no review checkpoint: {stage.note}.")
+        reason = Reason(
+            ReasonCode.NOT_APPLICABLE_TO_STAGE, f"{request.stage.value} has no review checkpoint: {stage.note}."
+        )
         return ReviewResult(
-            spec_id=spec_id, requested_stage=request.stage, evaluated_checkpoint=None, stage_note=stage.note,
-            verdict=Verdict.NOT_APPLICABLE, resolution=None, reason=reason, artifacts_collected=0, signals=(),
-            evidence_refs=EvidenceRefs(), consensus=None, telemetry=None, policy=policy,
+            spec_id=spec_id,
+            requested_stage=request.stage,
+            evaluated_checkpoint=None,
+            stage_note=stage.note,
+            verdict=Verdict.NOT_APPLICABLE,
+            resolution=None,
+            reason=reason,
+            artifacts_collected=0,
+            signals=(),
+            evidence_refs=EvidenceRefs(),
+            consensus=None,
+            telemetry=None,
+            policy=policy,
         )
 
     topology = policy.topology
@@ -91,10 +102,19 @@ def review(request: ReviewRequest) -> ReviewResult:
     resolution = resolve(signals) if collected or signals else None
     verdict = display_verdict(resolution, signals)
     return ReviewResult(
-        spec_id=spec_id, requested_stage=request.stage, evaluated_checkpoint=stage.checkpoint,
-        stage_note=stage.note, verdict=verdict, resolution=resolution,
-        reason=_reason(verdict, signals, evidence), artifacts_collected=collected,
-        signals=tuple(signals), evidence_refs=refs, consensus=record, telemetry=telemetry, policy=policy,
+        spec_id=spec_id,
+        requested_stage=request.stage,
+        evaluated_checkpoint=stage.checkpoint,
+        stage_note=stage.note,
+        verdict=verdict,
+        resolution=resolution,
+        reason=_reason(verdict, signals, evidence),
+        artifacts_collected=collected,
+        signals=tuple(signals),
+        evidence_refs=refs,
+        consensus=record,
+        telemetry=telemetry,
+        policy=policy,
     )
 
 
@@ -109,14 +129,17 @@ def _reason(verdict: Verdict, signals: list[ReviewSignal], evidence: ConsensusEv
             context = f"only {plural(evidence.other_stage_files, 'file')} for other stages"
         else:
             context = "no stage evidence there"
-        return Reason(ReasonCode.NO_ARTIFACTS_FOUND,
-                      f"No consensus artifacts match {evidence.pattern} in {evidence.directory} ({context}).")
+        return Reason(
+            ReasonCode.NO_ARTIFACTS_FOUND,
+            f"No consensus artifacts match {evidence.pattern} in {evidence.directory} ({context}).",
+        )
     if verdict is Verdict.FAILED:
         verb = "requires" if blocking == 1 else "require"
         also = f"; {plural(advisory, 'advisory signal')} also raised" if advisory else ""
         message = f"{plural(blocking, 'blocking signal')} {verb} human review{also}."
         return Reason(ReasonCode.BLOCKING_SIGNALS, message)
     if verdict is Verdict.PASSED_WITH_WARNINGS:
-        return Reason(ReasonCode.ADVISORY_SIGNALS,
-                      f"No blocking signals; {plural(advisory, 'advisory signal')} (warnings only).")
+        return Reason(
+            ReasonCode.ADVISORY_SIGNALS, f"No blocking signals; {plural(advisory, 'advisory signal')} (warnings only)."
+        )
     return Reason(ReasonCode.CLEAN, "The review evidence raised no signals.")

@@ -108,22 +108,36 @@ def consensus_signals(record: ConsensusRecord, evidence_path: str) -> list[Revie
     role = infer_role(record.agent)
     signals = [
         ReviewSignal(
-            kind=SignalKind.CONTRADICTION, severity=Severity.BLOCK, origin=Origin.ROLE, role=role,
-            agent=record.agent, message=conflict, evidence_path=evidence_path,
+            kind=SignalKind.CONTRADICTION,
+            severity=Severity.BLOCK,
+            origin=Origin.ROLE,
+            role=role,
+            agent=record.agent,
+            message=conflict,
+            evidence_path=evidence_path,
         )
         for conflict in record.conflicts or ()
     ]
     if record.error is not None:
-        signals.append(ReviewSignal(
-            kind=SignalKind.OTHER, severity=Severity.ADVISORY, origin=Origin.SYSTEM,
-            agent=record.agent, message=record.error, evidence_path=evidence_path,
-        ))
+        signals.append(
+            ReviewSignal(
+                kind=SignalKind.OTHER,
+                severity=Severity.ADVISORY,
+                origin=Origin.SYSTEM,
+                agent=record.agent,
+                message=record.error,
+                evidence_path=evidence_path,
+            )
+        )
     return signals
 
 
 def parse_failure_signal(evidence_path: str, error: str) -> ReviewSignal:
     """The advisory signal for a consensus file that is not ConsensusJson (seed §3, exact text)."""
     return ReviewSignal(
-        kind=SignalKind.OTHER, severity=Severity.ADVISORY, origin=Origin.SYSTEM,
-        message=f"Failed to parse consensus file: {evidence_path}: {error}", evidence_path=evidence_path,
+        kind=SignalKind.OTHER,
+        severity=Severity.ADVISORY,
+        origin=Origin.SYSTEM,
+        message=f"Failed to parse consensus file: {evidence_path}: {error}",
+        evidence_path=evidence_path,
     )

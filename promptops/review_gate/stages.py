@@ -82,8 +82,6 @@ _TABLE = {
     Stage.AUDIT: StageResolution(Stage.AUDIT, Checkpoint.BEFORE_UNLOCK, None, canonical=True),
     Stage.IMPLEMENT: StageResolution(Stage.IMPLEMENT, Checkpoint.AFTER_IMPLEMENT, None, canonical=False),
     Stage.VALIDATE: StageResolution(Stage.VALIDATE, Checkpoint.AFTER_VALIDATE, None, canonical=False),
-    Stage.UNLOCK: StageResolution(
-        Stage.UNLOCK, Checkpoint.BEFORE_UNLOCK, UNLOCK_ALIAS_MESSAGE, canonical=True
-    ),
+    Stage.UNLOCK: StageResolution(Stage.UNLOCK, Checkpoint.BEFORE_UNLOCK, UNLOCK_ALIAS_MESSAGE, canonical=True),
     Stage.SPECIFY: StageResolution(Stage.SPECIFY, None, SPECIFY_NOT_APPLICABLE_MESSAGE, canonical=False),
 }

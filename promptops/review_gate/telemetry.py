@@ -72,8 +72,9 @@ def _read_one(repo_root: Path, path: str) -> TelemetryFile:
     except UnicodeDecodeError as problem:
         return TelemetryFile(path, MALFORMED, f"invalid UTF-8 at byte {problem.start}")
     except json.JSONDecodeError as problem:
-        return TelemetryFile(path, MALFORMED, f"invalid JSON: {problem.msg} at line {problem.lineno} "
-                                              f"column {problem.colno}")
+        return TelemetryFile(
+            path, MALFORMED, f"invalid JSON: {problem.msg} at line {problem.lineno} column {problem.colno}"
+        )
     except RecursionError:
         return TelemetryFile(path, MALFORMED, "invalid JSON: nesting too deep")
     except ValueError as problem:

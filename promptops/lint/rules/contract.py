@@ -67,8 +67,7 @@ class PinnedVersions(Rule):
                 yield self.finding(
                     subject,
                     FILE_START,
-                    f"no {name} pin: declare {{% set {name} = "
-                    f'"{self._expected(subject, name)}" %}} at the top level',
+                    f'no {name} pin: declare {{% set {name} = "{self._expected(subject, name)}" %}} at the top level',
                 )
                 continue
             for extra in found[1:]:
@@ -97,8 +96,7 @@ class PinnedVersions(Rule):
                     yield self.finding(
                         subject,
                         _literal_span(subject, pin),
-                        f"{name} {pin.value} does not appear in the rendered prompt "
-                        f"(render it with {{{{ {name} }}}})",
+                        f"{name} {pin.value} does not appear in the rendered prompt (render it with {{{{ {name} }}}})",
                     )
 
     def _expected(self, subject: Subject, name: str) -> str:
@@ -160,9 +158,7 @@ class PinnedVersions(Rule):
             return
         policy = contract.default_policy
         source = f"{contract.directory}/contract.yaml"
-        if not prompt_accepted(
-            policy.prompt_version, prompt, allow_patch_drift=policy.allow_prompt_patch_drift
-        ):
+        if not prompt_accepted(policy.prompt_version, prompt, allow_patch_drift=policy.allow_prompt_patch_drift):
             accepted = (
                 f"any {policy.prompt_version.major}.{policy.prompt_version.minor}.x"
                 if policy.allow_prompt_patch_drift

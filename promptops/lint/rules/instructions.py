@@ -52,9 +52,7 @@ class ChangedFilesOnly(Rule):
             return
         instruction = _first(subject, _CHANGED, _ONLY)
         if instruction is None:
-            yield self.finding(
-                subject, FILE_START, "no instruction to report findings only on the changed files"
-            )
+            yield self.finding(subject, FILE_START, "no instruction to report findings only on the changed files")
         missing = [p for p in SAMPLE_CHANGED_FILES if p not in subject.render.text]
         if missing:
             span = subject.locate(instruction.offset, instruction.text) if instruction else FILE_START

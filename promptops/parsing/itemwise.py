@@ -1,0 +1,88 @@
+"""The middle path: a typed envelope with the findings left raw, each finding then decoded on its own.
+
+When the whole-document fast path declines, the usual reason is one bad finding among good ones. Decoding the
+top level typed (with the findings as raw JSON slices) and then each finding typed on its own keeps the good
+findings in C: they arrive at the validator as already-checked Structs, and only the findings that fail their
+typed decoding or their scan are handed over as plain JSON values for field-by-field checks. Anything this
+reader cannot vouch for exactly (a rejected or tolerantly read version, a repeated key it cannot place, deep
+nesting) returns None, and the generic reader in jsontext.py takes the whole document instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from promptops.parsing.fastpath import FastPath
+from promptops.parsing.jsontext import Document, first_duplicate_in
+from promptops.parsing.scan import native
+from promptops.parsing.typed import DECODE_ERRORS, UNSET, json_depth
+
+_encode = msgspec.json.Encoder().encode
+
+
+def read_itemwise(
+    fast: FastPath, data: bytes | str, max_depth: int, request_versions: tuple[str, str] | None
+) -> Document | None:
+    """A Document whose clean findings are typed Structs, or None when the generic reader must decide."""
+    typed = fast.typed
+    whole_clean = fast.clean_text(data)
+    if native is None or whole_clean is None:
+        return None  # without the C scanner the generic reader is just as quick
+    try:
+        envelope = typed.decode_envelope(data)
+    except DECODE_ERRORS:
+        return None
+    if request_versions is None:
+        assert typed.versions is not None
+        versions = typed.versions(envelope)
+    else:
+        versions = request_versions
+    if not fast.versions_ok(versions):
+        return None  # rejections and tolerant reading need the whole document as plain values
+    top: dict[str, Any] = {}
+    for name, getter in typed.top_fields:
+        value = getter(envelope)
+        if value is not UNSET:
+            top[name] = value
+    items: list[Any] = []
+    repeats: dict[int, str] = {}
+    raws = typed.items(envelope)
+    for index, raw in enumerate(raws):
+        clean = whole_clean or native(raw)
+        if clean:
+            try:
+                items.append(typed.decode_item(raw))
+                continue
+            except DECODE_ERRORS:
+                pass
+        value = msgspec.json.decode(raw)  # valid JSON: the envelope decoded it
+        text = bytes(raw)
+        if text.count(b"{") + text.count(b"[") + 2 > max_depth and json_depth(value) + 2 > max_depth:
+            return None
+        if not clean:
+            repeat = first_duplicate_in(text.decode("utf-8"), value, "")
+            if repeat is not None:
+                repeats[index] = repeat
+        items.append(value)
+    if not whole_clean and not _top_level_members_complete(data, top, raws):
+        return None
+    if typed.has_open_objects and not typed.shallow(envelope, [], max_depth):
+        return None
+    top[fast.typed.contract.items] = items
+    return Document(top, item_duplicates=repeats)
+
+
+def _top_level_members_complete(data: bytes | str, top: dict[str, Any], raws: list[Any]) -> bool:
+    """No top-level key (or key of an open member such as meta) was lost to a repeat.
+
+    The envelope decoder keeps the last of repeated keys, so count colons: every member of the text outside
+    the findings contributes one, as does every colon inside its strings, exactly like the canonical encoding
+    of what was decoded (plus one for the findings member itself).
+    """
+    raw_bytes = data if isinstance(data, bytes) else data.encode("utf-8")
+    if b"\\u003" in raw_bytes:
+        return False
+    outside = raw_bytes.count(b":") - sum(bytes(raw).count(b":") for raw in raws)
+    return outside == _encode(top).count(b":") + 1
