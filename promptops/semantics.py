@@ -14,6 +14,7 @@ that merges or ranks findings ever reads a field name or a contract name::
       suggestion: suggested_fix                         # optional
       reviewer: {top: reviewer}                         # or {item: reviewer}; else the output's label
       global_ids: false                                 # true: ids identify an issue across reviewers
+      summary: summary                                  # top-level text field (written by merge)
 
 Common severities and their weights: critical 1.0, high 0.8, medium 0.6, low 0.4, info 0.2 (evenly spaced, so
 one step of severity is worth the same everywhere). Confidence is normalized to [0, 1].
@@ -60,6 +61,7 @@ class MergeSemantics:
     reviewer_top: str | None = None
     reviewer_item: str | None = None
     global_ids: bool = False
+    summary: str | None = None  # a top-level text field, for contracts merge writes its result in
 
     def severity(self, finding: Mapping[str, Any]) -> str:
         """The common severity of a validated finding (``info`` if it has none the map knows)."""
@@ -107,6 +109,7 @@ def read_merge_semantics(keys: ConfigKeys) -> MergeSemantics | None:
         reviewer_top=reviewer.optional_string("top"),
         reviewer_item=reviewer.optional_string("item"),
         global_ids=keys.boolean("global_ids", False),
+        summary=keys.optional_string("summary"),
     )
     reviewer.reject_unknown()
     if not semantics.message:
@@ -142,6 +145,8 @@ def check_merge_semantics(semantics: MergeSemantics, shape: OutputShape, id_role
     for name in semantics.message:
         if name not in item:
             raise ContractError(source, f"merge.message names {name!r}, which is not a finding property")
+    if semantics.summary is not None and semantics.summary not in shape.top.properties:
+        raise ContractError(source, f"merge.summary {semantics.summary!r} is not a top-level property")
     if semantics.reviewer_top is not None and semantics.reviewer_top not in shape.top.properties:
         raise ContractError(source, f"merge.reviewer.top {semantics.reviewer_top!r} is not a top-level property")
     if semantics.global_ids and id_role is None:
