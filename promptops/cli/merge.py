@@ -74,7 +74,9 @@ def _per_contract(ctx: click.Context, param: click.Parameter, values: tuple[str,
     help="Near-duplicate threshold: token overlap of two findings at the same file and line.",
 )
 @click.option("--no-report-filter", is_flag=True, help="Report every valid finding (ignore report filters).")
-@click.option("--strict-warnings", is_flag=True, help="Exit 1 when an output lost findings (drops, truncation).")
+@click.option(
+    "--strict-warnings", is_flag=True, help="Exit 1 when an output has parser warnings (dropped findings, truncation)."
+)
 @format_option(*FORMATS)
 @pass_project
 def merge_command(
@@ -98,7 +100,7 @@ def merge_command(
     file, and every merged finding lists the reviewers that reported it. The json format is an agent-output
     document. A reviewer named nowhere in an output is called after its file.
 
-    Exit codes: 0 merged, 1 an output lost findings (with --strict-warnings), 2 an output was rejected (the
+    Exit codes: 0 merged, 1 an output has parser warnings (with --strict-warnings), 2 an output was rejected (the
     others are still merged and printed), 3 tool failure.
     """
     files = list(changed)

@@ -148,3 +148,21 @@ def test_rendering_a_tier_lists_its_fields_only() -> None:
     assert "- `why_it_matters` (string)" in detail and "- `evidence` (array of string" in detail
     assert "why_it_matters" not in compact and "`evidence`" not in compact
     assert "- `confidence` (integer): one of `0`, `25`, `50`, `75`, `100`" in compact
+
+
+def test_heads_of_contracts_without_output_versions_need_not_render_their_pins(full_project: Path) -> None:
+    from promptops.lint import LintConfig, lint
+
+    heads = [full_project / "templates" / f"{name}.j2" for name in ("agent-output", "reviewer-finding", CRF)]
+    assert lint(full_project, heads, LintConfig(select=("PO001",))).findings == ()
+    renderer = Renderer(full_project)
+    text = renderer.render(load_contract(full_project, "agent-output"), changed_files=["a.py"]).text
+    assert "1.0.0" not in text and "prompt_version" not in text  # nothing for the model to write back
+    # The pins are still checked against the policy: a pin the parser refuses is an error.
+    head = full_project / "templates" / "agent-output.j2"
+    head.write_text(head.read_text(encoding="utf-8").replace('"1.0.0"', '"1.1.0"'), encoding="utf-8")
+    messages = [f.message for f in lint(full_project, [head], LintConfig(select=("PO001",))).findings]
+    assert messages == [
+        "prompt_version 1.1.0 is not what the contract's parser accepts "
+        "(1.0.0, policy.prompt_version in versions/agent-output/contract.yaml)"
+    ]
