@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from promptops.errors import ContractError, VersionError
+from promptops.config_keys import ConfigKeys as _Keys
+from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import Limits, ParserPolicy
+from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
+from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.shape import OutputShape, compile_shape
+from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
 from promptops.versioning import PromptVersion, SchemaVersion
 
 VERSIONS_DIR = "versions"
@@ -65,7 +69,20 @@ class Contract:
     shapes: Mapping[SchemaVersion, OutputShape]
     schema_files: Mapping[SchemaVersion, str]  # repo-relative paths
     directory: str  # repo-relative
-    extra: Mapping[str, Any] = field(default_factory=dict)  # contract-specific settings (tiers, filters)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # contract-specific settings
+    tiers: Mapping[str, Tier] = field(default_factory=dict)  # named views of the schema (promptops.tiers)
+    tier_name: str | None = None  # set on the contract ``tier()`` returns
+    report_filter: ReportFilter | None = None  # which valid findings a report shows (promptops.report_filter)
+    merge: MergeSemantics | None = None  # common severity/confidence scales (promptops.semantics)
+
+    def tier(self, name: str) -> Contract:
+        """This contract seen through tier ``name``: same policy and roles, shapes derived by the tier."""
+        spec = self.tiers.get(name)
+        if spec is None:
+            known = ", ".join(self.tiers) or "none"
+            raise PolicyError(f"contract {self.name} has no tier {name!r} (tiers: {known})")
+        shapes = {version: derive_shape(shape, spec) for version, shape in self.shapes.items()}
+        return replace(self, shapes=shapes, tier_name=name)
 
     @property
     def schema_versions(self) -> tuple[SchemaVersion, ...]:
@@ -139,6 +156,9 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
     description = reader.optional_string("description") or ""
     null_means_absent = reader.boolean("null_means_absent", False)
     extra = reader.optional_mapping("extra")
+    tiers = read_tiers(reader.section("tiers"))
+    report_filter = read_report_filter(reader.section("report_filter"))
+    merge = read_merge_semantics(reader.section("merge"))
     reader.reject_unknown()
 
     shapes: dict[SchemaVersion, OutputShape] = {}
@@ -155,6 +175,7 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
             check_metaschema(schema, rel)
         shape = compile_shape(schema, version, items, rel)
         _check_roles(shape, roles, versions, rel)
+        _check_sections(shape, roles, tiers, report_filter, merge, rel)
         shapes[version] = shape
         files[version] = rel
     if not shapes:
@@ -174,6 +195,9 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
         schema_files=files,
         directory=rel_dir,
         extra=extra,
+        tiers=tiers,
+        report_filter=report_filter,
+        merge=merge,
     )
 
 
@@ -210,6 +234,24 @@ def _check_roles(shape: OutputShape, roles: FieldRoles, versions: VersionFields,
             raise ContractError(source, f"versions.{role} {name!r} must be a required top-level string property")
 
 
+def _check_sections(
+    shape: OutputShape,
+    roles: FieldRoles,
+    tiers: Mapping[str, Tier],
+    report_filter: ReportFilter | None,
+    merge: MergeSemantics | None,
+    source: str,
+) -> None:
+    role_fields = {name for name in (roles.id, roles.path, roles.line, roles.end_line) if name is not None}
+    check_tiers(tiers, shape, role_fields, source)
+    if report_filter is not None:
+        check_report_filter(report_filter, shape, source)
+        for tier in tiers.values():  # the filter must still work on every tier's findings
+            check_report_filter(report_filter, derive_shape(shape, tier), source, f" (tier {tier.name})")
+    if merge is not None:
+        check_merge_semantics(merge, shape, roles.id, source)
+
+
 def _read_yaml(path: Path, rel: str) -> Mapping[str, Any]:
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -236,78 +278,3 @@ def _read_json(path: Path, rel: str) -> Any:
         raise ContractError(rel, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise ContractError(rel, f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
-
-
-class _Keys:
-    """Typed access to one YAML mapping that reports every problem by its dotted key."""
-
-    def __init__(self, data: Mapping[str, Any], source: str, prefix: str = "") -> None:
-        self._data = data
-        self._source = source
-        self._prefix = prefix
-        self._seen: set[str] = set()
-
-    def _get(self, key: str) -> Any:
-        self._seen.add(key)
-        return self._data.get(key)
-
-    def _fail(self, key: str, problem: str) -> ContractError:
-        return ContractError(self._source, f"key '{self._prefix}{key}': {problem}")
-
-    def string(self, key: str) -> str:
-        value = self._get(key)
-        if not isinstance(value, str) or not value:
-            raise self._fail(key, "required, a non-empty string")
-        return value
-
-    def optional_string(self, key: str) -> str | None:
-        value = self._get(key)
-        if value is not None and (not isinstance(value, str) or not value):
-            raise self._fail(key, "must be a non-empty string")
-        return value
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self._get(key)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self._fail(key, "must be true or false")
-        return value
-
-    def positive_int(self, key: str, default: int) -> int:
-        value = self._get(key)
-        if value is None:
-            return default
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise self._fail(key, "must be a positive integer")
-        return value
-
-    def version(self, key: str, parse: Any) -> Any:
-        value = self._get(key)
-        if not isinstance(value, str):
-            raise self._fail(key, 'required, a quoted version string such as "1.0"')
-        try:
-            return parse(value)
-        except VersionError as exc:
-            raise self._fail(key, str(exc)) from None
-
-    def section(self, key: str) -> _Keys:
-        value = self._get(key)
-        if value is None:
-            value = {}
-        if not isinstance(value, Mapping):
-            raise self._fail(key, "must be a mapping")
-        return _Keys(value, self._source, f"{self._prefix}{key}.")
-
-    def optional_mapping(self, key: str) -> Mapping[str, Any]:
-        value = self._get(key)
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            raise self._fail(key, "must be a mapping")
-        return value
-
-    def reject_unknown(self) -> None:
-        unknown = sorted(str(k) for k in self._data if k not in self._seen)
-        if unknown:
-            raise self._fail(unknown[0], "unknown key (check the spelling)")

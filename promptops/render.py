@@ -267,6 +267,21 @@ class Renderer:
             raise RenderError(*self._locate(exc, path), describe_error(exc)) from None
         return RenderedPrompt(contract.name, rel, pins, tuple(changed_files), text)
 
+    def render_file(self, name: str, context: Mapping[str, Any]) -> str:
+        """Render ``templates/<name>`` with exactly ``context``: strict and sandboxed like every prompt.
+
+        For templates that are not a contract's head, such as the re-ask prompt (``_reask.j2``), whose
+        caller decides what they see.
+        """
+        path = self.root / TEMPLATES_DIR / name
+        if not path.is_file():
+            raise RenderError(f"{TEMPLATES_DIR}/{name}", None, "no such template")
+        env = self._environment(path)
+        try:
+            return env.get_template(self._template_name(path)).render(dict(context))
+        except TemplateError as exc:
+            raise RenderError(*self._locate(exc, path), describe_error(exc)) from None
+
     def _environment(self, path: Path) -> SandboxedEnvironment:
         base = path.parent if path.parent.name == PROMPTS_DIR else self.root / TEMPLATES_DIR
         if base not in self._envs:

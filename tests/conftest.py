@@ -17,8 +17,20 @@ REPO = REPO_ROOT
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A project root holding copies of this repository's versions/ and templates/."""
+    """A project root with the review-result contract only: its versions/ directory, head template and the
+    shared partials. The lint and render machinery tests count and name files against this one contract."""
     root = tmp_path / "project"
+    (root / "versions").mkdir(parents=True)
+    shutil.copytree(REPO / "versions" / "review-result", root / "versions" / "review-result")
+    shutil.copytree(REPO / "templates" / "_partials", root / "templates" / "_partials")
+    shutil.copy(REPO / "templates" / "review-result.j2", root / "templates" / "review-result.j2")
+    return root
+
+
+@pytest.fixture
+def full_project(tmp_path: Path) -> Path:
+    """A project root holding copies of this repository's whole versions/ and templates/ (every contract)."""
+    root = tmp_path / "full-project"
     root.mkdir()
     shutil.copytree(REPO / "versions", root / "versions")
     shutil.copytree(REPO / "templates", root / "templates")

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "review-gate": "promptops.cli.review_gate:review_gate",
     "lint": "promptops.cli.lint:lint_command",
     "render": "promptops.cli.render:render",
+    "merge": "promptops.cli.merge:merge_command",
 }
 
 

@@ -22,6 +22,11 @@ from promptops.versioning import PromptVersion, SchemaVersion
 
 @click.command()
 @click.option("--contract", "contract_name", required=True, help="Contract name (a directory under versions/).")
+@click.option(
+    "--tier",
+    metavar="NAME",
+    help="Validate with one of the contract's tiers (e.g. merge or detail); default: the full schema.",
+)
 @click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file (repeatable).")
 @click.option(
     "--changed-files-from",
@@ -50,6 +55,7 @@ from promptops.versioning import PromptVersion, SchemaVersion
 def validate(
     project: Project,
     contract_name: str,
+    tier: str | None,
     changed: tuple[str, ...],
     changed_files_from: IO[str] | None,
     git_range: str | None,
@@ -67,6 +73,8 @@ def validate(
     Exit codes: 0 accepted (1 with --strict-warnings when warnings exist), 2 rejected, 3 tool failure.
     """
     contract = project.contract(contract_name)
+    if tier is not None:
+        contract = contract.tier(tier)
     policy = contract.default_policy.with_overrides(
         schema_floor=_parse_version(schema_floor, SchemaVersion.parse),
         prompt_version=_parse_version(prompt_pin, PromptVersion.parse),

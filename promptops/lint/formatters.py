@@ -1,23 +1,20 @@
 """Lint report formats: text (default), json, github (workflow annotations), sarif (SARIF 2.1.0).
 
-SARIF carries what GitHub code scanning requires: ``$schema``, ``version``, ``runs[].tool.driver`` with every
-rule (``id``, ``name``, ``shortDescription``, ``fullDescription``, ``help``, default level), and per result
-``ruleId``, ``level``, ``message.text``, one location with a repo-relative ``artifactLocation.uri`` and a full
-``region``, and ``partialFingerprints.primaryLocationLineHash`` so re-runs do not open duplicate alerts.
-Rule ids are the stable PO codes.
+SARIF follows the conventions of ``promptops.sarif`` (what GitHub code scanning requires), with a full
+``region`` per result; rule ids are the stable PO codes.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from promptops import sarif
 from promptops.lint.engine import LintReport
 from promptops.lint.model import Finding, Rule
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_SCHEMA = sarif.SARIF_SCHEMA
 FORMATS = ("text", "json", "github", "sarif")
 
 
@@ -90,71 +87,47 @@ def github_line(finding: Finding) -> str:
 def to_sarif(
     report: LintReport, rules: Sequence[Rule], sources: dict[str, list[str]], tool_version: str
 ) -> dict[str, Any]:
-    import hashlib  # only SARIF needs it
-
     index = {rule.code: i for i, rule in enumerate(rules)}
-    occurrences: Counter[str] = Counter()
+    fingerprints = sarif.Fingerprints()
     results = []
     for finding in report.findings:
         lines = sources.get(finding.file, [])
         text = lines[finding.span.line - 1] if 0 < finding.span.line <= len(lines) else ""
-        # Stable across runs and unrelated edits: rule, file and the flagged line's text, plus an occurrence
-        # counter for identical lines (GitHub's own hash has the same "hash:occurrence" shape).
-        key = hashlib.sha256(f"{finding.code}\0{finding.file}\0{text.strip()}".encode()).hexdigest()[:32]
-        occurrences[key] += 1
+        span = finding.span
         results.append(
-            {
-                "ruleId": finding.code,
-                "ruleIndex": index[finding.code],
-                "level": str(finding.level),
-                "message": {"text": finding.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": finding.file, "uriBaseId": "%SRCROOT%"},
-                            "region": {
-                                "startLine": finding.span.line,
-                                "startColumn": finding.span.column,
-                                "endLine": finding.span.end_line,
-                                "endColumn": finding.span.end_column,
-                            },
-                        },
-                    }
+            sarif.result(
+                rule_id=finding.code,
+                rule_index=index[finding.code],
+                level=str(finding.level),
+                message=finding.message,
+                locations=[
+                    sarif.location(
+                        finding.file, sarif.region(span.line, span.column, span.end_line, span.end_column)
+                    )
                 ],
-                "partialFingerprints": {"primaryLocationLineHash": f"{key}:{occurrences[key]}"},
-            }
+                # the flagged line's text: stable across runs and unrelated edits
+                fingerprint=fingerprints(finding.code, finding.file, text),
+            )
         )
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "promptops",
-                        "version": tool_version,
-                        "rules": [_sarif_rule(rule) for rule in rules],
-                    }
-                },
-                "automationDetails": {"id": "promptops-lint/"},
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
-    }
+    return sarif.log(
+        tool_version=tool_version,
+        rules=[_sarif_rule(rule) for rule in rules],
+        results=results,
+        automation_id="promptops-lint/",
+    )
 
 
 def _sarif_rule(rule: Rule) -> dict[str, Any]:
     doc = rule.doc()
-    return {
-        "id": rule.code,
-        "name": rule.name,
-        "shortDescription": {"text": rule.summary()},
-        "fullDescription": {"text": doc.split("\n\n", 2)[1] if doc.count("\n\n") else rule.summary()},
-        "help": {"text": doc},
-        "defaultConfiguration": {"level": str(rule.level)},
-        "properties": {"tags": ["prompt", "contract"]},
-    }
+    return sarif.rule(
+        rule_id=rule.code,
+        name=rule.name,
+        summary=rule.summary(),
+        description=doc.split("\n\n", 2)[1] if doc.count("\n\n") else rule.summary(),
+        help_text=doc,
+        level=str(rule.level),
+        tags=["prompt", "contract"],
+    )
 
 
 def _count(n: int, noun: str) -> str:

@@ -32,7 +32,10 @@ class PinnedVersions(Rule):
     """The prompt_version and schema_version pins are missing, malformed, or do not match the contract.
 
     A template pins both versions once, at the top level, as string literals; the rendered prompt must
-    contain both literals (seed 000 §7.3 rule 1). The schema version needs a schema file
+    contain each literal the model has to write back (seed 000 §7.3 rule 1), that is, each version the
+    contract's output declares (``versions.schema_field``, ``versions.prompt_field``). A contract whose
+    output declares no versions gets them from the request (the caller passes the pins to the parser), so
+    its prompt need not show them. The schema version needs a schema file
     (``versions/<contract>/schemas/X.Y.json``), and the contract's default parser must accept what the
     prompt makes the model write: the prompt version exactly as ``policy.prompt_version`` (any patch of it
     with ``allow_prompt_patch_drift``), the schema version in the major line of ``policy.schema_floor`` and
@@ -92,6 +95,8 @@ class PinnedVersions(Rule):
             yield from self._against_contract(subject, context, pins, prompt, schema)
         if subject.render is not None:
             for name, pin in pins.items():
+                if not _declared_in_output(subject, name):
+                    continue
                 if pin.value and not _token(pin.value).search(subject.render.text):
                     yield self.finding(
                         subject,
@@ -186,6 +191,13 @@ class PinnedVersions(Rule):
                 f"prompt {prompt} was released with schema_version "
                 f"{lock_schema}; retargeting the schema needs a new prompt_version",
             )
+
+
+def _declared_in_output(subject: Subject, pin_name: str) -> bool:
+    """Whether the contract's output carries this pinned version (so the model must be told to write it)."""
+    assert subject.contract is not None
+    fields = subject.contract.versions
+    return (fields.prompt if pin_name == "prompt_version" else fields.schema) is not None
 
 
 def _levels(subject: Subject) -> Iterator[tuple[reading.Scope, str, ObjectShape]]:

@@ -1,0 +1,165 @@
+"""``promptops merge``: merge reviewer outputs into one ranked report (thin shell over promptops.merge)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from promptops import __version__
+from promptops.changes import changed_files_from_git, read_changed_files
+from promptops.cli import exits
+from promptops.cli.project import Project, format_option, pass_project
+from promptops.errors import PromptopsError
+from promptops.merge import FORMATS, MergeOptions, ReviewerOutput, merge, to_markdown, to_result, to_sarif
+from promptops.versioning import PromptVersion, SchemaVersion
+
+# The contract merge writes its result in: seed 002's aggregator returns an AgentOutput.
+RESULT_CONTRACT = "agent-output"
+_OUTPUT = re.compile(r"(?P<contract>[^=:]+)(?::(?P<tier>[^=]+))?=(?P<path>.+)\Z")
+
+
+def _per_contract(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        name, sep, version = item.partition("=")
+        if not sep or not name or not version:
+            raise click.BadParameter(f"{item!r} is not CONTRACT=VERSION", ctx, param)
+        out[name] = version
+    return out
+
+
+@click.command()
+@click.argument("outputs", nargs=-1, required=True, metavar="CONTRACT[:TIER]=PATH...")
+@click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file (repeatable).")
+@click.option(
+    "--changed-files-from",
+    type=click.File("r", encoding="utf-8"),
+    metavar="FILE",
+    help="File listing changed files, one per line.",
+)
+@click.option("--git-diff", "git_range", metavar="BASE...HEAD", help="Take changed files from git diff in --repo.")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Repository for --git-diff.",
+)
+@click.option(
+    "--prompt-version",
+    "prompt_versions",
+    multiple=True,
+    metavar="CONTRACT=X.Y.Z",
+    callback=_per_contract,
+    help="Pinned prompt version of a contract's outputs (default: its contract.yaml policy).",
+)
+@click.option(
+    "--schema-version",
+    "schema_versions",
+    multiple=True,
+    metavar="CONTRACT=X.Y",
+    callback=_per_contract,
+    help="Required schema version of a contract's outputs (default: its contract.yaml policy).",
+)
+@click.option(
+    "--similarity",
+    type=click.FloatRange(0.0, 1.0),
+    default=MergeOptions.similarity,
+    show_default=True,
+    help="Near-duplicate threshold: token overlap of two findings at the same file and line.",
+)
+@click.option("--no-report-filter", is_flag=True, help="Report every valid finding (ignore report filters).")
+@click.option(
+    "--strict-warnings", is_flag=True, help="Exit 1 when an output has parser warnings (dropped findings, truncation)."
+)
+@format_option(*FORMATS)
+@pass_project
+def merge_command(
+    project: Project,
+    outputs: tuple[str, ...],
+    changed: tuple[str, ...],
+    changed_files_from: IO[str] | None,
+    git_range: str | None,
+    repo: Path,
+    prompt_versions: dict[str, str],
+    schema_versions: dict[str, str],
+    similarity: float,
+    no_report_filter: bool,
+    strict_warnings: bool,
+    output_format: str,
+) -> int:
+    """Merge reviewer OUTPUTS, each given as CONTRACT=PATH or CONTRACT:TIER=PATH (PATH - for standard input).
+
+    Every output is validated with its contract against the changed files; duplicates are merged (same id,
+    or same file and line with near-equal text), findings are ranked by severity x confidence and grouped by
+    file, and every merged finding lists the reviewers that reported it. The json format is an agent-output
+    document. A reviewer named nowhere in an output is called after its file.
+
+    Exit codes: 0 merged, 1 an output has parser warnings (with --strict-warnings), 2 an output was rejected (the
+    others are still merged and printed), 3 tool failure.
+    """
+    files = list(changed)
+    if changed_files_from is not None:
+        files += read_changed_files(changed_files_from.read())
+    if git_range is not None:
+        files += changed_files_from_git(repo, git_range)
+    if not (changed or changed_files_from is not None or git_range is not None):
+        raise click.UsageError("no changed files: pass --changed-file, --changed-files-from or --git-diff")
+    unused = sorted((set(prompt_versions) | set(schema_versions)) - {_spec(o)[0] for o in outputs})
+    if unused:
+        raise click.BadParameter(
+            f"no output uses contract {unused[0]!r}", param_hint="--prompt-version/--schema-version"
+        )
+    readers = [_reader(project, spec, prompt_versions, schema_versions) for spec in outputs]
+    report = merge(readers, files, MergeOptions(similarity=similarity, report_filters=not no_report_filter))
+    if output_format == "json":
+        document = to_result(report, project.contract(RESULT_CONTRACT))
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    elif output_format == "sarif":
+        click.echo(json.dumps(to_sarif(report, __version__), indent=2, ensure_ascii=False))
+    else:
+        click.echo(to_markdown(report), nl=False)
+    if report.rejected:
+        return exits.FAILED
+    return exits.WARNINGS if strict_warnings and report.has_warnings else exits.OK
+
+
+def _spec(text: str) -> tuple[str, str | None, str]:
+    match = _OUTPUT.match(text)
+    if match is None:
+        raise click.BadParameter(f"{text!r} is not CONTRACT=PATH or CONTRACT:TIER=PATH", param_hint="OUTPUTS")
+    return match["contract"], match["tier"], match["path"]
+
+
+def _reader(
+    project: Project, spec: str, prompt_versions: dict[str, str], schema_versions: dict[str, str]
+) -> ReviewerOutput:
+    name, tier, path = _spec(spec)
+    contract = project.contract(name)
+    if tier is not None:
+        contract = contract.tier(tier)
+    policy = contract.default_policy.with_overrides(
+        schema_floor=_version(schema_versions.get(name), SchemaVersion.parse, "--schema-version"),
+        prompt_version=_version(prompt_versions.get(name), PromptVersion.parse, "--prompt-version"),
+    )
+    if path == "-":
+        raw = sys.stdin.buffer.read()
+        source = "-"
+    else:
+        raw = Path(path).read_bytes()  # an unreadable file is an OSError: one line, exit 3
+        source = project.relative(path)
+    return ReviewerOutput(contract, raw, source, policy=policy)
+
+
+def _version(text: str | None, parse: Any, flag: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except PromptopsError as exc:
+        raise click.BadParameter(str(exc), param_hint=flag) from None

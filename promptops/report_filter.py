@@ -1,0 +1,127 @@
+"""Report filters: which valid findings a report shows, and an account of the ones it holds back.
+
+Seed 001 anchors confidence (0, 25, 50, 75, 100) and says what to report: "Below anchor 75 -- do not report.
+Exception: P0 findings at anchor 50+ may be reported". A contract states such a rule as data::
+
+    report_filter:
+      field: confidence          # a numeric finding property
+      rules:                     # the first rule whose `when` matches the finding decides
+        - when: {severity: P0}
+          min: 50
+        - min: 75                # no `when`: matches every finding
+
+A finding is *reported* when its value is at least the deciding rule's ``min`` and *suppressed* otherwise. A
+finding no rule matches, or one without the field, is reported (the filter never hides what it cannot judge).
+Suppression is not parsing: suppressed findings are valid and are returned with the rule that held each back,
+so callers count them (``promptops merge`` lists them under ``suppressed``) instead of losing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from promptops.config_keys import ConfigKeys
+from promptops.errors import ContractError
+from promptops.shape import OutputShape, json_equal
+
+
+@dataclass(frozen=True)
+class FilterRule:
+    when: Mapping[str, Any]  # finding field -> required value (all must match); empty matches everything
+    min: float
+
+    def matches(self, finding: Mapping[str, Any]) -> bool:
+        return all(key in finding and json_equal(finding[key], value) for key, value in self.when.items())
+
+    def describe(self, field: str) -> str:
+        """``"severity P0: confidence >= 50"`` or ``"confidence >= 75"``."""
+        condition = ", ".join(f"{key} {value}" for key, value in self.when.items())
+        bound = f"{field} >= {_number(self.min)}"
+        return f"{condition}: {bound}" if condition else bound
+
+
+class Decision(NamedTuple):
+    reported: bool
+    rule: FilterRule | None  # the deciding rule; None when no rule matched or the field is absent
+
+
+class Suppressed(NamedTuple):
+    position: int  # in the findings given to ``apply``
+    finding: Mapping[str, Any]
+    reason: str  # e.g. "confidence 50 is below the threshold (confidence >= 75)"
+
+
+class FilterResult(NamedTuple):
+    reported: list[Mapping[str, Any]]
+    suppressed: list[Suppressed]
+
+
+@dataclass(frozen=True)
+class ReportFilter:
+    field: str
+    rules: tuple[FilterRule, ...]
+
+    def decide(self, finding: Mapping[str, Any]) -> Decision:
+        value = finding.get(self.field)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return Decision(True, None)
+        for rule in self.rules:
+            if rule.matches(finding):
+                return Decision(value >= rule.min, rule)
+        return Decision(True, None)
+
+    def apply(self, findings: Iterable[Mapping[str, Any]]) -> FilterResult:
+        reported: list[Mapping[str, Any]] = []
+        suppressed: list[Suppressed] = []
+        for index, finding in enumerate(findings):
+            decision = self.decide(finding)
+            if decision.reported:
+                reported.append(finding)
+                continue
+            assert decision.rule is not None
+            suppressed.append(Suppressed(index, finding, self.reason(finding, decision.rule)))
+        return FilterResult(reported, suppressed)
+
+    def reason(self, finding: Mapping[str, Any], rule: FilterRule) -> str:
+        value = finding.get(self.field)
+        return f"{self.field} {_number(value)} is below the threshold ({rule.describe(self.field)})"
+
+
+def read_report_filter(keys: ConfigKeys) -> ReportFilter | None:
+    """The ``report_filter:`` section, or None when the contract has none."""
+    if not len(keys):
+        return None
+    field = keys.string("field")
+    rules: list[FilterRule] = []
+    for rule_keys in keys.sections("rules"):
+        when = rule_keys.optional_mapping("when")
+        rules.append(FilterRule(dict(when), rule_keys.number("min")))
+        rule_keys.reject_unknown()
+    if not rules:
+        raise keys.fail("rules", "required, a non-empty list of {when, min} rules")
+    keys.reject_unknown()
+    return ReportFilter(field, tuple(rules))
+
+
+def check_report_filter(report_filter: ReportFilter, shape: OutputShape, source: str, label: str = "") -> None:
+    """Raise ContractError unless the filter's fields are finding properties of ``shape`` with fitting values."""
+    where = f"report_filter{label}"
+    rule = shape.item.properties.get(report_filter.field)
+    if rule is None:
+        raise ContractError(source, f"{where}.field {report_filter.field!r} is not a finding property")
+    if not rule.types or not rule.types <= {"integer", "number", "null"}:
+        raise ContractError(source, f"{where}.field {report_filter.field!r} must be a numeric finding property")
+    for index, filter_rule in enumerate(report_filter.rules):
+        for key, value in filter_rule.when.items():
+            condition = shape.item.properties.get(key)
+            if condition is None:
+                raise ContractError(source, f"{where}.rules[{index}].when names {key!r}, not a finding property")
+            if condition.enum is not None and not any(json_equal(value, v) for v in condition.enum):
+                allowed = ", ".join(condition.enum_strings or ())
+                raise ContractError(source, f"{where}.rules[{index}].when.{key}: {value!r} is not one of {allowed}")
+
+
+def _number(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)

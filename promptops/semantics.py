@@ -1,0 +1,180 @@
+"""What a contract's finding fields mean beyond their schema: the common scales merging and ranking use.
+
+Reviewer contracts grade findings differently: P0-P3 (seed 001), critical..info (seed 000), critical..low
+(seeds 002, 004); confidence as anchors 0-100 (001), a 0-1 float (004), high/medium/low (000) or not at all
+(002). A contract's ``merge:`` section in ``contract.yaml`` maps its fields onto one common scale, so nothing
+that merges or ranks findings ever reads a field name or a contract name::
+
+    merge:
+      severity: {field: severity, map: {P0: critical, P1: high, P2: medium, P3: low}}
+      confidence: {field: confidence, divide_by: 100}   # or map: {high: 0.8, ...}; default: when absent
+      title: title                                      # optional: else the message's first sentence
+      message: [why_it_matters, title]                  # first non-empty one wins
+      category: category                                # optional: else the reviewer's name
+      suggestion: suggested_fix                         # optional
+      reviewer: {top: reviewer}                         # or {item: reviewer}; else the output's label
+      global_ids: false                                 # true: ids identify an issue across reviewers
+      summary: summary                                  # top-level text field (written by merge)
+
+Common severities and their weights: critical 1.0, high 0.8, medium 0.6, low 0.4, info 0.2 (evenly spaced, so
+one step of severity is worth the same everywhere). Confidence is normalized to [0, 1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from promptops.config_keys import ConfigKeys
+from promptops.errors import ContractError
+from promptops.shape import OutputShape
+
+SEVERITY_WEIGHTS: Mapping[str, float] = {"critical": 1.0, "high": 0.8, "medium": 0.6, "low": 0.4, "info": 0.2}
+
+
+@dataclass(frozen=True)
+class ConfidenceScale:
+    field: str | None = None
+    divide_by: float | None = None  # numeric confidence: value / divide_by
+    map: Mapping[str, float] | None = None  # enum confidence: value -> [0, 1]
+    default: float = 0.6  # when the contract has no confidence field or the finding leaves it out
+
+    def normalize(self, finding: Mapping[str, Any]) -> float:
+        value = finding.get(self.field) if self.field is not None else None
+        if self.map is not None and isinstance(value, str) and value in self.map:
+            return self.map[value]
+        if self.divide_by is not None and isinstance(value, int | float) and not isinstance(value, bool):
+            return min(1.0, max(0.0, value / self.divide_by))
+        return self.default
+
+
+@dataclass(frozen=True)
+class MergeSemantics:
+    severity_field: str
+    severity_map: Mapping[str, str]  # contract value -> common severity
+    confidence: ConfidenceScale
+    message: tuple[str, ...]
+    title: str | None = None
+    category: str | None = None
+    suggestion: str | None = None
+    reviewer_top: str | None = None
+    reviewer_item: str | None = None
+    global_ids: bool = False
+    summary: str | None = None  # a top-level text field, for contracts merge writes its result in
+
+    def severity(self, finding: Mapping[str, Any]) -> str:
+        """The common severity of a validated finding (``info`` if it has none the map knows)."""
+        return self.severity_map.get(str(finding.get(self.severity_field)), "info")
+
+    def text(self, finding: Mapping[str, Any], name: str | None) -> str | None:
+        value = finding.get(name) if name is not None else None
+        return value if isinstance(value, str) and value.strip() else None
+
+    def message_of(self, finding: Mapping[str, Any]) -> str | None:
+        return next((t for t in (self.text(finding, n) for n in self.message) if t is not None), None)
+
+
+def read_merge_semantics(keys: ConfigKeys) -> MergeSemantics | None:
+    """The ``merge:`` section, or None when the contract has none."""
+    if not len(keys):
+        return None
+    severity = keys.section("severity")
+    severity_field = severity.string("field")
+    severity_map = _string_map(severity, "map")
+    severity.reject_unknown()
+    confidence_keys = keys.section("confidence")
+    confidence = ConfidenceScale(
+        field=confidence_keys.optional_string("field"),
+        divide_by=confidence_keys.number("divide_by") if "divide_by" in confidence_keys else None,
+        map=_number_map(confidence_keys, "map") if "map" in confidence_keys else None,
+        default=confidence_keys.number("default", 0.6),
+    )
+    if confidence.field is not None and (confidence.divide_by is None) == (confidence.map is None):
+        raise confidence_keys.fail("field", "give exactly one of divide_by (numeric) or map (enum)")
+    if confidence.divide_by is not None and confidence.divide_by <= 0:
+        raise confidence_keys.fail("divide_by", "must be a positive number")
+    if not 0 <= confidence.default <= 1:
+        raise confidence_keys.fail("default", "must be between 0 and 1")
+    confidence_keys.reject_unknown()
+    reviewer = keys.section("reviewer")
+    semantics = MergeSemantics(
+        severity_field=severity_field,
+        severity_map=severity_map,
+        confidence=confidence,
+        message=keys.string_list("message"),
+        title=keys.optional_string("title"),
+        category=keys.optional_string("category"),
+        suggestion=keys.optional_string("suggestion"),
+        reviewer_top=reviewer.optional_string("top"),
+        reviewer_item=reviewer.optional_string("item"),
+        global_ids=keys.boolean("global_ids", False),
+        summary=keys.optional_string("summary"),
+    )
+    reviewer.reject_unknown()
+    if not semantics.message:
+        raise keys.fail("message", "required, the finding field(s) holding the finding's text")
+    if semantics.reviewer_top and semantics.reviewer_item:
+        raise reviewer.fail("top", "give one of top or item")
+    keys.reject_unknown()
+    return semantics
+
+
+def check_merge_semantics(semantics: MergeSemantics, shape: OutputShape, id_role: str | None, source: str) -> None:
+    """Raise ContractError unless every field the section names exists in ``shape`` with a fitting rule."""
+    item = shape.item.properties
+    severity = item.get(semantics.severity_field)
+    if severity is None or severity.enum is None:
+        raise ContractError(source, f"merge.severity.field {semantics.severity_field!r} must be an enum finding field")
+    unknown = [v for v in semantics.severity_map.values() if v not in SEVERITY_WEIGHTS]
+    if unknown:
+        raise ContractError(source, f"merge.severity.map: {unknown} not among {list(SEVERITY_WEIGHTS)}")
+    scale = semantics.confidence
+    if scale.field is not None:
+        rule = item.get(scale.field)
+        if rule is None:
+            raise ContractError(source, f"merge.confidence.field {scale.field!r} is not a finding property")
+        if scale.map is not None:
+            missing = [v for v in rule.enum_strings or () if v not in scale.map]
+            if rule.enum is None or missing:
+                raise ContractError(source, f"merge.confidence.map must map every value of {scale.field!r}")
+    for key in ("title", "category", "suggestion", "reviewer_item"):
+        name = getattr(semantics, key)
+        if name is not None and name not in item:
+            raise ContractError(source, f"merge.{key.replace('_', '.')} {name!r} is not a finding property")
+    for name in semantics.message:
+        if name not in item:
+            raise ContractError(source, f"merge.message names {name!r}, which is not a finding property")
+    if semantics.summary is not None and semantics.summary not in shape.top.properties:
+        raise ContractError(source, f"merge.summary {semantics.summary!r} is not a top-level property")
+    if semantics.reviewer_top is not None and semantics.reviewer_top not in shape.top.properties:
+        raise ContractError(source, f"merge.reviewer.top {semantics.reviewer_top!r} is not a top-level property")
+    if semantics.global_ids and id_role is None:
+        raise ContractError(source, "merge.global_ids needs an id field (fields.id)")
+
+
+def unmapped_severities(semantics: MergeSemantics, shape: OutputShape) -> list[str]:
+    """Severity values of ``shape`` the map does not place on the common scale.
+
+    Checked by the tools that rank (``promptops merge``), not when a contract loads: a schema minor that adds
+    a severity value must not stop the parser, but ranking it blindly would be wrong.
+    """
+    rule = shape.item.properties.get(semantics.severity_field)
+    values = rule.enum_strings if rule is not None else None
+    return [v for v in values or () if v not in semantics.severity_map]
+
+
+def _string_map(keys: ConfigKeys, key: str) -> dict[str, str]:
+    value = keys.raw(key)
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+        raise keys.fail(key, "required, a mapping of values to common severities")
+    return {str(k): v for k, v in value.items()}
+
+
+def _number_map(keys: ConfigKeys, key: str) -> dict[str, float]:
+    value = keys.raw(key)
+    if not isinstance(value, Mapping) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1 for v in value.values()
+    ):
+        raise keys.fail(key, "must map each value to a number between 0 and 1")
+    return {str(k): float(v) for k, v in value.items()}

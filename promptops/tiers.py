@@ -1,0 +1,83 @@
+"""Return tiers: named views of a contract whose finding schema leaves some fields out.
+
+Seed 001 splits its finding fields in two tiers: the *detail* tier is the full schema (the artifact written to
+disk), the *merge* tier is the compact return to an orchestrator, which omits ``why_it_matters`` and
+``evidence``. A contract declares its tiers in ``contract.yaml`` as derivations of its schemas::
+
+    tiers:
+      detail: {}                                  # the full schema
+      merge: {omit: [why_it_matters, evidence]}   # the full schema minus these finding properties
+
+A tier's shape is the schema's shape with each omitted finding property removed from ``properties`` and from
+``required``; nothing else changes (top level, enums, bounds, ``additionalProperties``). So a compact return
+that still carries an omitted field is read like any undeclared member: kept as is when the finding object is
+open (seed 001's is), dropped as ``unknown_field`` when it is closed. Role fields (id, path, line, end_line)
+cannot be omitted: the parser relies on them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from promptops.config_keys import ConfigKeys
+from promptops.errors import ContractError
+from promptops.shape import ObjectShape, OutputShape
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    omit: tuple[str, ...] = ()  # finding properties this tier leaves out
+    description: str = ""
+
+
+def read_tiers(keys: ConfigKeys) -> dict[str, Tier]:
+    """The ``tiers:`` section: tier name -> ``{omit: [...], description: ...}`` (an empty mapping is fine)."""
+    tiers: dict[str, Tier] = {}
+    for name in list(keys.keys()):
+        section = keys.section(name)
+        tiers[name] = Tier(name, section.string_list("omit"), section.optional_string("description") or "")
+        section.reject_unknown()
+    return tiers
+
+
+def check_tiers(tiers: Mapping[str, Tier], shape: OutputShape, role_fields: set[str], source: str) -> None:
+    """Raise ContractError when a tier omits something that is not a finding property, or a role field."""
+    for tier in tiers.values():
+        for name in tier.omit:
+            where = f"tiers.{tier.name}.omit"
+            if name not in shape.item.properties:
+                raise ContractError(source, f"{where} names {name!r}, which is not a finding property")
+            if name in role_fields:
+                raise ContractError(source, f"{where} names {name!r}, a role field the parser needs")
+
+
+def derive_shape(shape: OutputShape, tier: Tier) -> OutputShape:
+    """``shape`` seen through ``tier``: the omitted finding properties removed (the raw schema likewise)."""
+    if not tier.omit:
+        return shape
+    omitted = set(tier.omit)
+    item = ObjectShape(
+        properties={k: v for k, v in shape.item.properties.items() if k not in omitted},
+        required=tuple(k for k in shape.item.required if k not in omitted),
+        additional=shape.item.additional,
+    )
+    return replace(shape, item=item, schema=_derive_schema(shape.schema, shape.items_field, omitted))
+
+
+def _derive_schema(schema: Mapping[str, Any], items_field: str, omitted: set[str]) -> Mapping[str, Any]:
+    """The raw schema with the omitted properties removed from the inline finding schema.
+
+    A finding schema behind ``$ref`` is left as written: the compiled shape (what the parser, renderer and
+    linter read) is derived either way, and only tools reading the raw document would see the difference.
+    """
+    derived = copy.deepcopy(dict(schema))
+    item = derived.get("properties", {}).get(items_field, {}).get("items")
+    if isinstance(item, dict) and "$ref" not in item:
+        item["properties"] = {k: v for k, v in item.get("properties", {}).items() if k not in omitted}
+        if "required" in item:
+            item["required"] = [k for k in item["required"] if k not in omitted]
+    return derived
