@@ -101,9 +101,7 @@ def to_sarif(
                 level=str(finding.level),
                 message=finding.message,
                 locations=[
-                    sarif.location(
-                        finding.file, sarif.region(span.line, span.column, span.end_line, span.end_column)
-                    )
+                    sarif.location(finding.file, sarif.region(span.line, span.column, span.end_line, span.end_column))
                 ],
                 # the flagged line's text: stable across runs and unrelated edits
                 fingerprint=fingerprints(finding.code, finding.file, text),

@@ -24,7 +24,8 @@ typedef struct {
 typedef struct {
     int is_object;
     int expect_key;
-    int first_key; /* index of the frame's first key in the shared key stack */
+    int first_key;           /* index of the frame's first key in the shared key stack */
+    unsigned long long seen; /* one bit per key hash: most objects never need a key comparison */
 } Frame;
 
 /* Bytes that end a run inside a string, and bytes that matter between strings. */
@@ -173,7 +174,11 @@ key_hash(const unsigned char *p, Py_ssize_t len)
 {
     /* The first eight bytes and the length tell most keys apart; memcmp settles every hash match. */
     unsigned long long head = 0;
-    memcpy(&head, p, (size_t)(len < 8 ? len : 8));
+    if (len >= 8)
+        memcpy(&head, p, 8); /* a constant size compiles to one load */
+    else
+        for (Py_ssize_t i = 0; i < len; i++)
+            head |= (unsigned long long)p[i] << (8 * i);
     head ^= (unsigned long long)len * 0x9E3779B97F4A7C15ull;
     return (unsigned int)(head ^ (head >> 29) ^ (head >> 47));
 }
@@ -239,9 +244,13 @@ scan(const unsigned char *data, Py_ssize_t size)
                 if (last_escape != NULL || nkeys >= MAX_KEYS)
                     return 0; /* escaped spellings could alias: let the exact check decide */
                 unsigned int hash = key_hash(start, len);
-                for (int i = frame->first_key; i < nkeys; i++)
-                    if (keys[i].hash == hash && keys[i].len == len && memcmp(keys[i].ptr, start, (size_t)len) == 0)
-                        return 0;
+                unsigned long long bit = 1ull << (hash & 63);
+                if (frame->seen & bit) /* a possible repeat: compare with the object's earlier keys */
+                    for (int i = frame->first_key; i < nkeys; i++)
+                        if (keys[i].hash == hash && keys[i].len == len &&
+                            memcmp(keys[i].ptr, start, (size_t)len) == 0)
+                            return 0;
+                frame->seen |= bit;
                 keys[nkeys].ptr = start;
                 keys[nkeys].len = len;
                 keys[nkeys].hash = hash;
@@ -259,6 +268,7 @@ scan(const unsigned char *data, Py_ssize_t size)
             frames[depth].expect_key = (c == '{'); /* arrays never expect keys */
             frames[depth].is_object = (c == '{');
             frames[depth].first_key = nkeys;
+            frames[depth].seen = 0;
             depth++;
             break;
         case '}':

@@ -33,11 +33,13 @@ class FastPath:
         self.typed = typed
         self._gate = gate
         self._native = native if speedups else None
+        self.speedups = speedups
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
 
     def parse(
         self, data: bytes | str, changed: ChangedFiles, max_depth: int, request_versions: tuple[str, str] | None
     ) -> ParseOutcome | None:
+        # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
         typed = self.typed
         try:
             obj = typed.decode_response(data)
@@ -48,21 +50,18 @@ class FastPath:
             versions = typed.versions(obj)
         else:
             versions = request_versions
-        if not self.versions_ok(versions):
+        if self._versions_ok.get(versions) is not True and not self._learn_versions(versions):
             return None
         items = typed.items(obj)
-        if not (self._native(data) if self._native is not None else self._python_gate(data, obj, items)):
+        native = self._native
+        if not (native(data) if native is not None else self._python_gate(data, obj, items)):
             return None
         if not typed.in_place(items, changed):
             return None
         if typed.has_open_objects and not typed.shallow(obj, items, max_depth):
             return None
-        diagnostics = typed.duplicate_ids(items)
+        diagnostics = typed.duplicate_ids(items) if items else []
         return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))
-
-    def clean_text(self, data: Any) -> bool | None:
-        """The C scanner's verdict on ``data`` (no edge whitespace, no repeated key), None without it."""
-        return self._native(data) if self._native is not None else None
 
     def versions_ok(self, versions: tuple[Any, Any]) -> bool:
         """These exact declarations are clean, accepted, and read with exactly this schema version."""

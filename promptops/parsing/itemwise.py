@@ -16,7 +16,7 @@ import msgspec
 
 from promptops.parsing.fastpath import FastPath
 from promptops.parsing.jsontext import Document, first_duplicate_in
-from promptops.parsing.scan import native
+from promptops.parsing.scan import native, strings_clean
 from promptops.parsing.typed import DECODE_ERRORS, UNSET, json_depth
 
 _encode = msgspec.json.Encoder().encode
@@ -27,8 +27,7 @@ def read_itemwise(
 ) -> Document | None:
     """A Document whose clean findings are typed Structs, or None when the generic reader must decide."""
     typed = fast.typed
-    whole_clean = fast.clean_text(data)
-    if native is None or whole_clean is None:
+    if native is None or not fast.speedups:
         return None  # without the C scanner the generic reader is just as quick
     try:
         envelope = typed.decode_envelope(data)
@@ -41,6 +40,7 @@ def read_itemwise(
         versions = request_versions
     if not fast.versions_ok(versions):
         return None  # rejections and tolerant reading need the whole document as plain values
+    whole_clean = native(data)
     top: dict[str, Any] = {}
     for name, getter in typed.top_fields:
         value = getter(envelope)
@@ -71,7 +71,8 @@ def read_itemwise(
     if typed.has_open_objects and not typed.shallow(envelope, [], max_depth):
         return None
     top[fast.typed.contract.items] = items
-    return Document(top, item_duplicates=repeats)
+    top_clean = strings_clean(typed.top_free_strings(envelope))
+    return Document(top, item_duplicates=repeats, checked_versions=versions if top_clean else None)
 
 
 def _top_level_members_complete(data: bytes | str, top: dict[str, Any], raws: list[Any]) -> bool:

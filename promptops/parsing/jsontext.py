@@ -64,6 +64,9 @@ class Document:
     member_duplicates: dict[str, str] = field(default_factory=dict)  # top-level key -> path of a nested repeat
     item_duplicates: dict[int, str] = field(default_factory=dict)  # finding index -> path of the repeat
     span: str | None = None  # the extracted object's text, when it came from a wrapper
+    # Set by the itemwise reader when the typed envelope already proved the top level valid as written: the
+    # declared (schema, prompt) versions. Findings that are not typed Structs then failed typed decoding.
+    checked_versions: tuple[str, str] | None = None
 
 
 def decode_text(raw: str | bytes) -> str | Rejection:
@@ -126,8 +129,8 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) ->
         start, end, value = complete[0]
         if _deeper_than(text, start, end, max_depth):
             return _too_deep(max_depth)
-        span = text[start:end]
-        return _with_duplicates(Document(value, extracted=True, span=span), span, items_field)
+        # Repeated keys are looked for only if the typed readers decline the span (see with_duplicates).
+        return Document(value, extracted=True, span=text[start:end])
     if cut_start is not None:
         extracted = wrapper_removed or bool(text[:cut_start].strip())
         return _salvage(text, cut_start, items_field, max_depth, extracted, ends)
@@ -392,7 +395,7 @@ def _zero(_: str) -> int:
 
 
 def first_duplicate_in(span: str, value: Any, base: str) -> str | None:
-    if not _may_have_duplicates(span, value):
+    if (native is not None and native(span)) or not _may_have_duplicates(span, value):
         return None
     return _first_repeat(_shadow(span), base)
 
@@ -408,6 +411,13 @@ def _first_repeat(node: Any, base: str) -> str | None:
         elif isinstance(current, list):
             stack.extend((v, paths.element(where, i)) for i, v in reversed(list(enumerate(current))))
     return None
+
+
+def with_duplicates(document: Document, items_field: str) -> Document:
+    """Locate repeated keys in an extracted document (deferred so typed readers can take clean spans first)."""
+    if document.span is None:
+        return document
+    return _with_duplicates(document, document.span, items_field)
 
 
 def _with_duplicates(document: Document, span: str, items_field: str) -> Document:

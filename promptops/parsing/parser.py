@@ -14,7 +14,7 @@ from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
 from promptops.parsing.fastpath import FastPath
 from promptops.parsing.itemwise import read_itemwise
-from promptops.parsing.jsontext import Rejection, decode_text, read_document
+from promptops.parsing.jsontext import Rejection, decode_text, read_document, with_duplicates
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
@@ -82,10 +82,11 @@ class Parser:
                     f"contract {name}: responses carry no versions; pass schema_version and prompt_version"
                 )
             request_versions = (schema_version, prompt_version)
-        too_large = self._size_problem(raw)
-        if too_large is not None:
-            return too_large
-        fast = self._fast_path_for(raw, request_versions)
+        if not (type(raw) is bytes and len(raw) <= self._limits.max_bytes):
+            too_large = self._size_problem(raw)
+            if too_large is not None:
+                return too_large
+        fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
         if fast is not None:
             outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions)
             if outcome is not None:
@@ -103,6 +104,7 @@ class Parser:
             span_outcome = self._typed_span(document.span, changed, request_versions)
             if span_outcome is not None:
                 return span_outcome
+            document = with_duplicates(document, self.contract.items)
         return self._validator.validate(document, changed, request_versions)
 
     def _typed_span(

@@ -107,6 +107,11 @@ class TypedShape:
                     return False
         return True
 
+    def finding_id(self, item: Any) -> str | None:
+        """The id of a typed finding as diagnostics report it (clean strings need no trimming)."""
+        value = self._id(item) if self._id is not None else None
+        return value if type(value) is str and value else None
+
     def in_place_one(self, item: Any, changed: ChangedFiles) -> bool:
         """``in_place`` for a single typed finding, without the iterator setup."""
         if self._path is not None:
@@ -122,9 +127,16 @@ class TypedShape:
     def shallow(self, obj: Any, items: list[Any], max_depth: int) -> bool:
         """Open objects (the only unbounded members) nest no deeper than ``max_depth``."""
         # An open object sits below the top-level object (1 level), or below top, array and finding (3).
-        values = [(getter(obj), 1) for getter in self._top_open]
-        values += [(getter(item), 3) for getter in self._item_open for item in items]
-        return all(value is UNSET or level + json_depth(value) <= max_depth for value, level in values)
+        for getter in self._top_open:
+            value = getter(obj)
+            if value and value is not UNSET and 1 + json_depth(value) > max_depth:
+                return False
+        for getter in self._item_open:
+            for item in items:
+                value = getter(item)
+                if value and value is not UNSET and 3 + json_depth(value) > max_depth:
+                    return False
+        return True
 
     def duplicate_ids(self, items: list[Any]) -> list[Diagnostic]:
         if self._id is None:

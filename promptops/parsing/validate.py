@@ -7,6 +7,7 @@ fallback and duplicate ids. A rejected response carries only the wrapper/truncat
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -123,21 +124,30 @@ class Validator:
             if key in document.member_duplicates:
                 where = document.member_duplicates[key]
                 raise _Rejected(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once")
-        applied: list[Coercion] = []
-        schema_text, prompt_text, shape, tolerant = self._versions(top, request_versions, applied)
-        result: dict[str, Any] = {}
-        ignored: list[Diagnostic] = []
-        self._top_level(top, shape, tolerant, document, applied, result, ignored)
-        outcome_diags = notes + [_coercion_diag(c) for c in applied] + ignored
+        result: dict[str, Any]
+        if document.checked_versions is not None:  # typed envelope: versions and top level already proven
+            (schema_text, prompt_text), tolerant = document.checked_versions, False
+            shape = self._typed_shape_of(document)
+            result = {key: value for key, value in top.items() if key != self._items}
+            outcome_diags = notes
+        else:
+            applied: list[Coercion] = []
+            schema_text, prompt_text, shape, tolerant = self._versions(top, request_versions, applied)
+            result = {}
+            ignored: list[Diagnostic] = []
+            self._top_level(top, shape, tolerant, document, applied, result, ignored)
+            outcome_diags = notes + [_coercion_diag(c) for c in applied] + ignored
         items = top.get(self._items)
         assert isinstance(items, list)
-        kept, counts = self._findings(items, shape, tolerant, document, changed, outcome_diags)
+        kept, counts, has_structs = self._findings(items, shape, tolerant, document, changed, outcome_diags)
         result[self._items] = kept
         return ParseOutcome(
             accepted=True,
             reason=None,
             diagnostics=outcome_diags,
-            result=result,
+            result=None if has_structs else result,
+            # Typed findings stay Structs until someone reads the result.
+            materialize=functools.partial(msgspec.to_builtins, result) if has_structs else None,
             schema_version=schema_text,
             prompt_version=prompt_text,
             findings_seen=counts[0],
@@ -254,6 +264,12 @@ class Validator:
             return False
         return roles.path is None or roles.path not in item or item[roles.path] in changed.normal
 
+    def _typed_shape_of(self, document: Document) -> OutputShape:
+        """The schema the itemwise reader decoded with (the one of its typed findings)."""
+        assert document.checked_versions is not None
+        schema = SchemaVersion.parse(document.checked_versions[0])
+        return self._contract.shape(schema)
+
     def _compiled(self, shape: OutputShape) -> _Compiled:
         compiled = self._compiled_by_version.get(shape.version)
         if compiled is None:
@@ -292,29 +308,29 @@ class Validator:
         document: Document,
         changed: ChangedFiles,
         diags: list[Diagnostic],
-    ) -> tuple[list[Any], tuple[int, int]]:
+    ) -> tuple[list[Any], tuple[int, int], bool]:
         kept: list[Any] = []
         coerced = 0
+        has_structs = False
         compiled = self._compiled(shape)
         # A finding that passes every quick test as written is kept without field-by-field checks.
-        as_is = compiled.complete and not tolerant and not self._contract.null_means_absent
+        screened = document.checked_versions is not None  # plain findings there already failed typed decoding
+        as_is = compiled.complete and not tolerant and not self._contract.null_means_absent and not screened
         rules = shape.item.properties
         id_field = self._contract.roles.id
         kept_ids: list[tuple[int, str | None]] = []
         typed = self._typed.get(shape.version)
         item_type = typed.item_type if typed is not None else None
         for index, item in enumerate(items):
-            base = paths.element(self._items_path, index)
             if typed is not None and type(item) is item_type:
-                plain = msgspec.to_builtins(item)
-                finding_id = _finding_id(plain, id_field)
                 if typed.in_place_one(item, changed):
-                    kept.append(plain)
-                    kept_ids.append((index, finding_id))
+                    kept.append(item)
+                    kept_ids.append((index, typed.finding_id(item)))
+                    has_structs = True
                     continue
-                item = plain  # valid as written, but not in place: the checks below say why
-            else:
-                finding_id = _finding_id(item, id_field)
+                item = msgspec.to_builtins(item)  # valid as written, but not in place: the checks below say why
+            finding_id = _finding_id(item, id_field)
+            base = paths.element(self._items_path, index)
             if type(item) is not dict:
                 diags.append(_drop(Code.NOT_AN_OBJECT, base, f"{base} is not an object", index, finding_id))
                 continue
@@ -356,7 +372,7 @@ class Validator:
             diags.append(
                 Diagnostic(Code.ALL_FINDINGS_DROPPED, WARNING, self._items_path, f"all {seen} findings were dropped")
             )
-        return kept, (seen, coerced)
+        return kept, (seen, coerced), has_structs
 
     def _finding(
         self,
