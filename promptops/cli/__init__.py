@@ -23,6 +23,7 @@ from promptops.errors import PromptopsError
 COMMANDS: dict[str, str] = {
     "validate": "promptops.cli.validate:validate",
     "demo": "promptops.cli.demo:demo",
+    "compat": "promptops.cli.compat:compat",
 }
 
 
