@@ -113,7 +113,7 @@ class Kind(StrEnum):
 class Difference:
     """One change between two schemas at one place.
 
-    ``path`` is the instance location in JSONPath style: ``$`` the document, ``.name`` (or ``['odd name']``) a
+    ``path`` is the instance location in JSONPath style: ``$`` the document, ``.name`` (or ``["odd name"]``) a
     property, ``[*]`` every array item, ``[2]`` a tuple position, ``[3:]`` items after a tuple, ``.*`` the
     properties no ``properties``/``patternProperties`` entry names, ``[/regex/]`` the properties a
     ``patternProperties`` regex matches, and ``<anyOf[1]>`` a branch of a combinator at that location.
