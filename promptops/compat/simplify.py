@@ -258,6 +258,7 @@ class _Simplifier:
             return
         if node.types is not None and expand_types(node.types) & NUMERIC == {"integer"}:
             _integer_bounds(node)
+        _array_bounds(node)
         impossible = [family for family in FAMILIES if allows(node.types, family) and _empty(node, family)]
         if impossible:
             types = expand_types(node.types)
@@ -328,6 +329,18 @@ def _integer_bounds(node: Node) -> None:
         node.multiple_of = None  # every integer is a multiple of 1/k
 
 
+def _array_bounds(node: Node) -> None:
+    """A position that accepts nothing caps the length: ``items: false`` after a tuple is ``maxItems``."""
+    blocked = next((i for i, p in enumerate(node.prefix) if p.never), None)
+    if blocked is None and node.items is not None and node.items.never:
+        blocked, node.items = len(node.prefix), None
+    if blocked is not None:
+        node.max_items = blocked if node.max_items is None else min(node.max_items, blocked)
+    if node.max_items is not None:
+        node.prefix = node.prefix[: node.max_items]  # positions no array can reach
+        node.unique_items = node.unique_items and node.max_items > 1
+
+
 def _empty(node: Node, family: str) -> bool:
     """Can no value of this family's types satisfy the node's keywords of that family?"""
     if family == "numeric":
@@ -338,9 +351,7 @@ def _empty(node: Node, family: str) -> bool:
     if family == "string":
         return node.max_length is not None and node.min_length > node.max_length
     if family == "array":
-        if node.max_items is not None and node.min_items > node.max_items:
-            return True
-        return any(p.never for p in node.prefix[: node.min_items])
+        return node.max_items is not None and node.min_items > node.max_items
     if node.max_properties is not None and (
         node.min_properties > node.max_properties or len(node.required) > node.max_properties
     ):
