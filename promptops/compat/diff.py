@@ -47,10 +47,6 @@ def member(path: str, name: str) -> str:
     return f"{path}[{json.dumps(name)}]"
 
 
-def _values(values: tuple[Any, ...]) -> list[Any]:
-    return list(values)
-
-
 def _show(values: list[Any]) -> str:
     return ", ".join(json.dumps(v) for v in values)
 
@@ -79,6 +75,7 @@ class Differ:
             self._active.discard(key)
 
     def _compare(self, old: Node, new: Node, path: str) -> list[Difference]:
+        # imported here: those modules build on this one (Differ, member, ANY)
         from promptops.compat.combinators import compare_combinators
         from promptops.compat.objects import compare_objects
 
@@ -138,7 +135,7 @@ class Differ:
         if old_values is not None and new_values is not None:
             gone = [v for v in old_values if not any(json_equal(v, w) for w in new_values)]
             came = [v for v in new_values if not any(json_equal(v, w) for w in old_values)]
-            shown = (_values(old_values), _values(new_values))
+            shown = (list(old_values), list(new_values))
             tolerant = self.policy.tolerate_unknown_enum_values
             if not gone and not came:
                 return []
@@ -154,12 +151,12 @@ class Differ:
             missing = [v for v in old_values if accepts(new, v, check_format=check) is not True]
             note = f"; it rejects old value(s) {_show(missing)}" if missing else ""
             return [Difference(Kind.ENUM_REMOVED, path, not missing, False, False,
-                               f"the fixed set of values is gone{note}", _values(old_values), None)]
+                               f"the fixed set of values is gone{note}", list(old_values), None)]
         assert new_values is not None
         foreign = [v for v in new_values if accepts(old, v, check_format=check) is not True]
         note = f"; the old schema rejects {_show(foreign)}" if foreign else ""
         return [Difference(Kind.ENUM_ADDED, path, False, not foreign, not foreign,
-                           f"values restricted to a fixed set{note}", None, _values(new_values))]
+                           f"values restricted to a fixed set{note}", None, list(new_values))]
 
     # -- scalar keywords -------------------------------------------------------------------------------------
 

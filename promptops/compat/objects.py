@@ -68,6 +68,10 @@ def _model(node: Node) -> str:
     return "closed object" if node.additional is not None else "open object"
 
 
+def _a(phrase: str) -> str:
+    return f"{'an' if phrase[0] in 'aeiou' else 'a'} {phrase}"
+
+
 def _properties(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
     out: list[Difference] = []
     for name in sorted(old.properties.keys() | new.properties.keys()):
@@ -89,7 +93,7 @@ def _properties(differ: Differ, old: Node, new: Node, path: str) -> list[Differe
                 "open object": "the old schema allowed it with any value",
             }.get(model, "the old schema constrained it through additionalProperties/patternProperties")
             out.append(Difference(Kind.PROPERTY_ADDED, where, backward, forward, tolerant,
-                                  f"property {name!r} added to a {model}: {effect}{because}"))
+                                  f"property {name!r} added to {_a(model)}: {effect}{because}"))
         else:
             model = _model(new)
             effect = {
@@ -97,7 +101,7 @@ def _properties(differ: Differ, old: Node, new: Node, path: str) -> list[Differe
                 "open object": "the new schema allows it with any value",
             }.get(model, "the new schema constrains it through additionalProperties/patternProperties")
             out.append(Difference(Kind.PROPERTY_REMOVED, where, backward, forward, tolerant,
-                                  f"property {name!r} removed from a {model}: {effect}{because}"))
+                                  f"property {name!r} removed from {_a(model)}: {effect}{because}"))
     return out
 
 
