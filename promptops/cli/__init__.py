@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "lint": "promptops.cli.lint:lint_command",
     "render": "promptops.cli.render:render",
     "merge": "promptops.cli.merge:merge_command",
+    "compat": "promptops.cli.compat:compat",
 }
 
 

@@ -1,0 +1,326 @@
+"""Walk two normalized schemas side by side and emit typed differences.
+
+Each difference carries three verdicts (see ``Difference``); a schema pair is backward compatible when every
+difference is, and so on. The walk is sound in one direction only: a ``True`` verdict is a proof (every
+document the one side accepts, the other accepts), a ``False`` one may be conservative (patterns compared as
+text, combinators the engine cannot line up). Object content models and combinators live in their own
+modules; this one holds the walk, types, enums, scalar and array keywords, and unknown keywords.
+
+Recursive schemas: a pair of nodes already being compared is assumed compatible when met again (a greatest
+fixpoint, which is sound for finite documents); nothing is memoized across the walk, so an assumption made
+while trying one ``anyOf`` branch never leaks into another verdict (the bug Confluent fixed with iteration).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from promptops.compat.difference import Difference, Kind
+from promptops.compat.evaluate import accepts
+from promptops.compat.node import FAMILIES, Bound, Node, canonical_types, expand_types, number_json
+from promptops.compat.policy import DEFAULT_POLICY, CompatPolicy
+from promptops.shape import json_equal
+
+ANY = Node(label="(any)")  # stands in for an absent subschema
+
+# Unknown keywords that are a plain conjunct of their schema: when both sides carry the same value (and it
+# holds no $ref whose target might differ) they constrain both sides alike, so they cannot change a verdict.
+# Anything else (unevaluated*, dynamic refs, remote $ref) depends on its surroundings and is always reported.
+_CONTEXT_DEPENDENT = frozenset(
+    {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$ref"}
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def diff(old: Node, new: Node, policy: CompatPolicy = DEFAULT_POLICY) -> list[Difference]:
+    """All differences between two normalized schema roots (see ``normalize``)."""
+    return Differ(policy).compare(old, new, "$")
+
+
+def member(path: str, name: str) -> str:
+    if _IDENTIFIER.match(name):
+        return f"{path}.{name}"
+    return f"{path}[{json.dumps(name)}]"
+
+
+def _show(values: list[Any]) -> str:
+    return ", ".join(json.dumps(v) for v in values)
+
+
+class Differ:
+    def __init__(self, policy: CompatPolicy) -> None:
+        self.policy = policy
+        self._active: set[tuple[int, int]] = set()
+        self._derived: dict[tuple[int, str], Node] = {}  # cached derived nodes, kept alive so ids stay unique
+
+    def derived(self, node: Node, key: str, build: Callable[[], Node]) -> Node:
+        """A node computed from ``node`` (an effective property schema...), built once per walk."""
+        slot = (id(node), key)
+        if slot not in self._derived:
+            self._derived[slot] = build()
+        return self._derived[slot]
+
+    def compare(self, old: Node, new: Node, path: str) -> list[Difference]:
+        key = (id(old), id(new))
+        if old is new or key in self._active:
+            return []
+        self._active.add(key)
+        try:
+            return self._compare(old, new, path)
+        finally:
+            self._active.discard(key)
+
+    def _compare(self, old: Node, new: Node, path: str) -> list[Difference]:
+        # imported here: those modules build on this one (Differ, member, ANY)
+        from promptops.compat.combinators import compare_combinators
+        from promptops.compat.objects import compare_objects
+
+        if old.never or new.never:
+            return self._never(old, new, path)
+        if old.enum is not None or new.enum is not None:  # a closed set on either side: compare values
+            old_values, new_values = finite(old), finite(new)
+            return self._enum(old, new, old_values, new_values, path) + self._unknown(old, new, path)
+        out = self._types(old, new, path)
+        common = expand_types(old.types) & expand_types(new.types)
+        if common & FAMILIES["numeric"]:
+            out += self._numbers(old, new, path)
+        if "string" in common:
+            out += self._strings(old, new, path)
+        if "array" in common:
+            out += self._arrays(old, new, path)
+        if "object" in common:
+            out += compare_objects(self, old, new, path)
+        out += compare_combinators(self, old, new, path)
+        return out + self._unknown(old, new, path)
+
+    def _never(self, old: Node, new: Node, path: str) -> list[Difference]:
+        if old.never and new.never:
+            return []
+        if old.never:
+            return [Difference(Kind.SCHEMA_BECAME_SATISFIABLE, path, True, False, False,
+                               "the old schema accepted nothing here; the new one accepts values")]
+        return [Difference(Kind.SCHEMA_BECAME_EMPTY, path, False, True, True,
+                           "the new schema accepts nothing here (contradictory keywords or false)")]
+
+    # -- types and enums -------------------------------------------------------------------------------------
+
+    def _types(self, old: Node, new: Node, path: str) -> list[Difference]:
+        before, after = expand_types(old.types), expand_types(new.types)
+        if before == after:
+            return []
+        added, removed = sorted(canonical_types(after - before)), sorted(canonical_types(before - after))
+        shown_old = sorted(old.types) if old.types is not None else None
+        shown_new = sorted(new.types) if new.types is not None else None
+        if not removed:
+            note = "now nullable" if added == ["null"] else f"now also accepts {', '.join(added)}"
+            return [Difference(Kind.TYPE_WIDENED, path, True, False, False, f"type widened: {note}",
+                               shown_old, shown_new)]
+        if not added:
+            note = "no longer nullable" if removed == ["null"] else f"no longer accepts {', '.join(removed)}"
+            return [Difference(Kind.TYPE_NARROWED, path, False, True, True, f"type narrowed: {note}",
+                               shown_old, shown_new)]
+        return [Difference(Kind.TYPE_CHANGED, path, False, False, False,
+                           f"type changed: drops {', '.join(removed)}, adds {', '.join(added)}",
+                           shown_old, shown_new)]
+
+    def _enum(
+        self, old: Node, new: Node, old_values: tuple[Any, ...] | None, new_values: tuple[Any, ...] | None,
+        path: str,
+    ) -> list[Difference]:
+        check = self.policy.format_assertion
+        if old_values is not None and new_values is not None:
+            gone = [v for v in old_values if not any(json_equal(v, w) for w in new_values)]
+            came = [v for v in new_values if not any(json_equal(v, w) for w in old_values)]
+            shown = (list(old_values), list(new_values))
+            tolerant = self.policy.tolerate_unknown_enum_values
+            if not gone and not came:
+                return []
+            if not gone:
+                return [Difference(Kind.ENUM_EXTENDED, path, True, False, tolerant,
+                                   f"enum adds {_show(came)}", *shown)]
+            if not came:
+                return [Difference(Kind.ENUM_NARROWED, path, False, True, True,
+                                   f"enum drops {_show(gone)}", *shown)]
+            return [Difference(Kind.ENUM_CHANGED, path, False, False, tolerant,
+                               f"enum drops {_show(gone)} and adds {_show(came)}", *shown)]
+        if old_values is not None:  # the new schema lifts the closed set
+            missing = [v for v in old_values if accepts(new, v, check_format=check) is not True]
+            note = f"; it rejects old value(s) {_show(missing)}" if missing else ""
+            return [Difference(Kind.ENUM_REMOVED, path, not missing, False, False,
+                               f"the fixed set of values is gone{note}", list(old_values), None)]
+        assert new_values is not None
+        foreign = [v for v in new_values if accepts(old, v, check_format=check) is not True]
+        note = f"; the old schema rejects {_show(foreign)}" if foreign else ""
+        return [Difference(Kind.ENUM_ADDED, path, False, not foreign, not foreign,
+                           f"values restricted to a fixed set{note}", None, list(new_values))]
+
+    # -- scalar keywords -------------------------------------------------------------------------------------
+
+    def _numbers(self, old: Node, new: Node, path: str) -> list[Difference]:
+        out = _bound("minimum", old.minimum, new.minimum, Bound.looser_lower, path)
+        out += _bound("maximum", old.maximum, new.maximum, Bound.looser_upper, path)
+        before, after = old.multiple_of, new.multiple_of
+        if before == after:
+            return out
+        shown = (_number(before), _number(after))
+        if after is None:
+            out.append(_widening(Kind.MULTIPLE_OF_REMOVED, path, "multipleOf removed", shown))
+        elif before is None:
+            out.append(_narrowing(Kind.MULTIPLE_OF_ADDED, path, "multipleOf added", shown))
+        elif (before / after).denominator == 1:
+            out.append(_widening(Kind.MULTIPLE_OF_REDUCED, path, "multipleOf divides the old one", shown))
+        elif (after / before).denominator == 1:
+            out.append(_narrowing(Kind.MULTIPLE_OF_EXPANDED, path, "multipleOf is a multiple of the old",
+                                  shown))
+        else:
+            out.append(Difference(Kind.MULTIPLE_OF_CHANGED, path, False, False, False,
+                                  "multipleOf changed to an unrelated value", *shown))
+        return out
+
+    def _strings(self, old: Node, new: Node, path: str) -> list[Difference]:
+        out = least("min_length", old.min_length, new.min_length, path)
+        out += most("max_length", old.max_length, new.max_length, path)
+        out += _textual("pattern", old.pattern, new.pattern, path)
+        if self.policy.format_assertion:
+            out += _textual("format", old.format, new.format, path)
+        return out
+
+    def _arrays(self, old: Node, new: Node, path: str) -> list[Difference]:
+        out = least("min_items", old.min_items, new.min_items, path)
+        out += most("max_items", old.max_items, new.max_items, path)
+        if old.unique_items != new.unique_items:
+            kind = Kind.UNIQUE_ITEMS_ADDED if new.unique_items else Kind.UNIQUE_ITEMS_REMOVED
+            make = _narrowing if new.unique_items else _widening
+            out.append(make(kind, path, "uniqueItems " + ("added" if new.unique_items else "removed"),
+                            (old.unique_items, new.unique_items)))
+        positions = max(len(old.prefix), len(new.prefix))
+        for index in range(positions):
+            before = old.prefix[index] if index < len(old.prefix) else old.items
+            after = new.prefix[index] if index < len(new.prefix) else new.items
+            out += self.compare(before or ANY, after or ANY, f"{path}[{index}]")
+        rest = f"{path}[{positions}:]" if positions else f"{path}[*]"
+        return out + self.compare(old.items or ANY, new.items or ANY, rest)
+
+    def _unknown(self, old: Node, new: Node, path: str) -> list[Difference]:
+        out = []
+        for name in sorted(old.unknown.keys() | new.unknown.keys()):
+            before, after = old.unknown.get(name), new.unknown.get(name)
+            same = name in old.unknown and name in new.unknown and json_equal(before, after)
+            if same and name not in _CONTEXT_DEPENDENT and not _has_ref(before):
+                continue
+            why = "unchanged, but its meaning depends on context the engine does not model" if same else (
+                "added" if name not in old.unknown else "removed" if name not in new.unknown else "changed")
+            out.append(Difference(Kind.UNSUPPORTED_KEYWORD, path, False, False, False,
+                                  f"keyword {name!r} is not understood by the compatibility engine ({why}); "
+                                  "treated as incompatible both ways", before, after))
+        return out
+
+
+def finite(node: Node) -> tuple[Any, ...] | None:
+    """The exact values a node accepts when it is a finite set (an enum, or only null/boolean types)."""
+    if node.enum is not None:
+        return node.enum
+    if node.types is not None and node.types <= {"null", "boolean"} and not (
+        node.unknown or node.all_of or node.any_of is not None or node.one_of is not None
+    ):
+        return tuple(v for t in ("null", "boolean") if t in node.types for v in ((None,) if t == "null" else
+                                                                             (False, True)))
+    return None
+
+
+def _number(value: Fraction | None) -> int | float | None:
+    return None if value is None else number_json(value)
+
+
+def _has_ref(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "$ref" in value or any(_has_ref(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_ref(v) for v in value)
+    return False
+
+
+def _widening(kind: Kind, path: str, message: str, shown: tuple[Any, Any]) -> Difference:
+    """The new schema accepts more here: backward compatible, forward (even tolerant) not."""
+    return Difference(kind, path, True, False, False, message, *shown)
+
+
+def _narrowing(kind: Kind, path: str, message: str, shown: tuple[Any, Any]) -> Difference:
+    """The new schema accepts less here: forward compatible, backward not."""
+    return Difference(kind, path, False, True, True, message, *shown)
+
+
+def _kind(base: str, verb: str) -> Kind:
+    return Kind(f"{base}_{verb}")
+
+
+def _keyword(base: str) -> str:
+    head, *rest = base.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
+def least(base: str, before: int, after: int, path: str) -> list[Difference]:
+    """A lower count bound (minLength, minItems, minProperties), where 0 means absent."""
+    if before == after:
+        return []
+    name = _keyword(base)
+    if after < before:
+        verb = "removed" if after == 0 else "decreased"
+        return [_widening(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
+    verb = "added" if before == 0 else "increased"
+    return [_narrowing(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
+
+
+def most(base: str, before: int | None, after: int | None, path: str) -> list[Difference]:
+    """An upper count bound (maxLength, maxItems, maxProperties), where None means absent."""
+    if before == after:
+        return []
+    name = _keyword(base)
+    if after is None or (before is not None and after > before):
+        verb = "removed" if after is None else "increased"
+        return [_widening(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
+    verb = "added" if before is None else "decreased"
+    return [_narrowing(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
+
+
+def _bound(
+    base: str, before: Bound | None, after: Bound | None, looser: Callable[[Bound, Bound], bool], path: str
+) -> list[Difference]:
+    if before == after:
+        return []
+    shown = (None if before is None else before.to_json(base), None if after is None else after.to_json(base))
+    text = f"{base} {_bound_text(before, base)} -> {_bound_text(after, base)}"
+    if after is None:
+        return [_widening(_kind(base, "removed"), path, text, shown)]
+    if before is None:
+        return [_narrowing(_kind(base, "added"), path, text, shown)]
+    # "decreased" for a minimum and "increased" for a maximum widen; the exclusive flag counts as a nudge
+    widened = looser(after, before)
+    verb = {("minimum", True): "decreased", ("minimum", False): "increased",
+            ("maximum", True): "increased", ("maximum", False): "decreased"}[(base, widened)]
+    make = _widening if widened else _narrowing
+    return [make(_kind(base, verb), path, text, shown)]
+
+
+def _bound_text(bound: Bound | None, base: str) -> str:
+    if bound is None:
+        return "none"
+    sign = (">" if base == "minimum" else "<") + ("" if bound.exclusive else "=")
+    value: Fraction = bound.value
+    return f"{sign} {number_json(value)}"
+
+
+def _textual(base: str, before: str | None, after: str | None, path: str) -> list[Difference]:
+    """pattern and format: compared as text, since containment of regular languages is out of scope."""
+    if before == after:
+        return []
+    if after is None:
+        return [_widening(_kind(base, "removed"), path, f"{base} {before!r} removed", (before, after))]
+    if before is None:
+        return [_narrowing(_kind(base, "added"), path, f"{base} {after!r} added", (before, after))]
+    return [Difference(_kind(base, "changed"), path, False, False, False,
+                       f"{base} changed from {before!r} to {after!r} (compared as text)", before, after)]
