@@ -22,7 +22,11 @@ def compat() -> None:
 @click.argument("old", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
-    "--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
+    "--format",
+    "output_format",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
     help="Output format.",
 )
 def diff(old: Path, new: Path, output_format: str) -> int:

@@ -1,10 +1,10 @@
 """Schema compatibility: normalize two JSON Schemas, diff them, and classify the change as patch/minor/major.
 
-    >>> from promptops.compat import classify
-    >>> old = {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}}}
-    >>> new = {**old, "properties": {**old["properties"], "b": {"type": "integer"}}}
-    >>> str(classify(old, new).change)
-    'minor'
+>>> from promptops.compat import classify
+>>> old = {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}}}
+>>> new = {**old, "properties": {**old["properties"], "b": {"type": "integer"}}}
+>>> str(classify(old, new).change)
+'minor'
 """
 
 from promptops.compat.classify import Comparison, SchemaLike, TransitiveComparison, classify, classify_against

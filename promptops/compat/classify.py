@@ -75,7 +75,10 @@ def classify(old: SchemaLike, new: SchemaLike, *, policy: CompatPolicy = DEFAULT
 
 
 def classify_against(
-    history: Mapping[SchemaVersion, SchemaLike], new: SchemaLike, *, major: int | None = None,
+    history: Mapping[SchemaVersion, SchemaLike],
+    new: SchemaLike,
+    *,
+    major: int | None = None,
     policy: CompatPolicy = DEFAULT_POLICY,
 ) -> TransitiveComparison:
     """Classify ``new`` against every version of ``history`` in major line ``major`` (default: the newest).

@@ -61,8 +61,13 @@ def _line_up(
 
 
 def _union(
-    differ: Differ, old: Node, new: Node, before: tuple[Node, ...] | None, after: tuple[Node, ...] | None,
-    key: str, path: str,
+    differ: Differ,
+    old: Node,
+    new: Node,
+    before: tuple[Node, ...] | None,
+    after: tuple[Node, ...] | None,
+    key: str,
+    path: str,
 ) -> list[Difference]:
     added, removed, branch_added, branch_removed = _KINDS[key]
     keyword = _KEYWORD[key]
@@ -92,15 +97,31 @@ def _union(
     for index, branch in old_left:
         backward = new_ok and any(flags(differ.compare(branch, other, path))[0] for other in after)
         note = "" if backward else " (its documents fit no new branch)"
-        out.append(Difference(branch_removed, f"{path}<{keyword}[{index}]>", backward, old_ok, old_ok,
-                              f"{keyword} branch {index} removed{note}"))
+        out.append(
+            Difference(
+                branch_removed,
+                f"{path}<{keyword}[{index}]>",
+                backward,
+                old_ok,
+                old_ok,
+                f"{keyword} branch {index} removed{note}",
+            )
+        )
     for index, branch in new_left:
         verdicts = [flags(differ.compare(other, branch, path)) for other in before]
         forward = old_ok and any(v[1] for v in verdicts)
         tolerant = old_ok and any(v[2] for v in verdicts)
         note = "" if forward else " (its documents fit no old branch)"
-        out.append(Difference(branch_added, f"{path}<{keyword}[{index}]>", new_ok, forward, tolerant,
-                              f"{keyword} branch {index} added{note}"))
+        out.append(
+            Difference(
+                branch_added,
+                f"{path}<{keyword}[{index}]>",
+                new_ok,
+                forward,
+                tolerant,
+                f"{keyword} branch {index} added{note}",
+            )
+        )
     return out
 
 
@@ -115,22 +136,34 @@ def _conjuncts(differ: Differ, old: Node, new: Node, path: str) -> list[Differen
         return out
     for index, conjunct in new_left:
         backward = any(flags(differ.compare(part, conjunct, path))[0] for part in (old_plain, *old.all_of))
-        out.append(Difference(Kind.ALL_OF_SCHEMA_ADDED, f"{path}<allOf[{index}]>", backward, True, True,
-                              f"allOf schema {index} added"
-                              + ("" if backward else " and old documents may fail it")))
+        out.append(
+            Difference(
+                Kind.ALL_OF_SCHEMA_ADDED,
+                f"{path}<allOf[{index}]>",
+                backward,
+                True,
+                True,
+                f"allOf schema {index} added" + ("" if backward else " and old documents may fail it"),
+            )
+        )
     for index, conjunct in old_left:
         verdicts = [flags(differ.compare(conjunct, part, path)) for part in (new_plain, *new.all_of)]
         forward, tolerant = any(v[1] for v in verdicts), any(v[2] for v in verdicts)
-        out.append(Difference(Kind.ALL_OF_SCHEMA_REMOVED, f"{path}<allOf[{index}]>", True, forward, tolerant,
-                              f"allOf schema {index} removed"
-                              + ("" if forward else " and new documents may fail it")))
+        out.append(
+            Difference(
+                Kind.ALL_OF_SCHEMA_REMOVED,
+                f"{path}<allOf[{index}]>",
+                True,
+                forward,
+                tolerant,
+                f"allOf schema {index} removed" + ("" if forward else " and new documents may fail it"),
+            )
+        )
     return out
 
 
 def pairwise_disjoint(differ: Differ, branches: tuple[Node, ...]) -> bool:
-    return all(
-        disjoint(differ, a, b) for i, a in enumerate(branches) for b in branches[i + 1:]
-    )
+    return all(disjoint(differ, a, b) for i, a in enumerate(branches) for b in branches[i + 1 :])
 
 
 def disjoint(differ: Differ, a: Node, b: Node, depth: int = 0) -> bool:

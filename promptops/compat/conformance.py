@@ -88,9 +88,15 @@ def score(vectors: Iterable[Mapping[str, Any]], policy: CompatPolicy = DEFAULT_P
             backward, forward = comparison.backward_compatible, comparison.forward_compatible
         except SchemaInputError:
             pass  # scored as a disagreement: the engine refused a schema its peers accept
-        results.append(VectorResult(
-            name=str(vector["name"]), expected_backward=expected_backward,
-            expected_forward=None if expected_forward is None else bool(expected_forward),
-            backward=backward, forward=forward, disputed="DISPUTED" in notes, note=note,
-        ))
+        results.append(
+            VectorResult(
+                name=str(vector["name"]),
+                expected_backward=expected_backward,
+                expected_forward=None if expected_forward is None else bool(expected_forward),
+                backward=backward,
+                forward=forward,
+                disputed="DISPUTED" in notes,
+                note=note,
+            )
+        )
     return ConformanceReport(tuple(results))

@@ -30,9 +30,7 @@ ANY = Node(label="(any)")  # stands in for an absent subschema
 # Unknown keywords that are a plain conjunct of their schema: when both sides carry the same value (and it
 # holds no $ref whose target might differ) they constrain both sides alike, so they cannot change a verdict.
 # Anything else (unevaluated*, dynamic refs, remote $ref) depends on its surroundings and is always reported.
-_CONTEXT_DEPENDENT = frozenset(
-    {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$ref"}
-)
+_CONTEXT_DEPENDENT = frozenset({"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$ref"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -101,10 +99,26 @@ class Differ:
         if old.never and new.never:
             return []
         if old.never:
-            return [Difference(Kind.SCHEMA_BECAME_SATISFIABLE, path, True, False, False,
-                               "the old schema accepted nothing here; the new one accepts values")]
-        return [Difference(Kind.SCHEMA_BECAME_EMPTY, path, False, True, True,
-                           "the new schema accepts nothing here (contradictory keywords or false)")]
+            return [
+                Difference(
+                    Kind.SCHEMA_BECAME_SATISFIABLE,
+                    path,
+                    True,
+                    False,
+                    False,
+                    "the old schema accepted nothing here; the new one accepts values",
+                )
+            ]
+        return [
+            Difference(
+                Kind.SCHEMA_BECAME_EMPTY,
+                path,
+                False,
+                True,
+                True,
+                "the new schema accepts nothing here (contradictory keywords or false)",
+            )
+        ]
 
     # -- types and enums -------------------------------------------------------------------------------------
 
@@ -117,18 +131,33 @@ class Differ:
         shown_new = sorted(new.types) if new.types is not None else None
         if not removed:
             note = "now nullable" if added == ["null"] else f"now also accepts {', '.join(added)}"
-            return [Difference(Kind.TYPE_WIDENED, path, True, False, False, f"type widened: {note}",
-                               shown_old, shown_new)]
+            return [
+                Difference(Kind.TYPE_WIDENED, path, True, False, False, f"type widened: {note}", shown_old, shown_new)
+            ]
         if not added:
             note = "no longer nullable" if removed == ["null"] else f"no longer accepts {', '.join(removed)}"
-            return [Difference(Kind.TYPE_NARROWED, path, False, True, True, f"type narrowed: {note}",
-                               shown_old, shown_new)]
-        return [Difference(Kind.TYPE_CHANGED, path, False, False, False,
-                           f"type changed: drops {', '.join(removed)}, adds {', '.join(added)}",
-                           shown_old, shown_new)]
+            return [
+                Difference(Kind.TYPE_NARROWED, path, False, True, True, f"type narrowed: {note}", shown_old, shown_new)
+            ]
+        return [
+            Difference(
+                Kind.TYPE_CHANGED,
+                path,
+                False,
+                False,
+                False,
+                f"type changed: drops {', '.join(removed)}, adds {', '.join(added)}",
+                shown_old,
+                shown_new,
+            )
+        ]
 
     def _enum(
-        self, old: Node, new: Node, old_values: tuple[Any, ...] | None, new_values: tuple[Any, ...] | None,
+        self,
+        old: Node,
+        new: Node,
+        old_values: tuple[Any, ...] | None,
+        new_values: tuple[Any, ...] | None,
         path: str,
     ) -> list[Difference]:
         check = self.policy.format_assertion
@@ -140,23 +169,50 @@ class Differ:
             if not gone and not came:
                 return []
             if not gone:
-                return [Difference(Kind.ENUM_EXTENDED, path, True, False, tolerant,
-                                   f"enum adds {_show(came)}", *shown)]
+                return [Difference(Kind.ENUM_EXTENDED, path, True, False, tolerant, f"enum adds {_show(came)}", *shown)]
             if not came:
-                return [Difference(Kind.ENUM_NARROWED, path, False, True, True,
-                                   f"enum drops {_show(gone)}", *shown)]
-            return [Difference(Kind.ENUM_CHANGED, path, False, False, tolerant,
-                               f"enum drops {_show(gone)} and adds {_show(came)}", *shown)]
+                return [Difference(Kind.ENUM_NARROWED, path, False, True, True, f"enum drops {_show(gone)}", *shown)]
+            return [
+                Difference(
+                    Kind.ENUM_CHANGED,
+                    path,
+                    False,
+                    False,
+                    tolerant,
+                    f"enum drops {_show(gone)} and adds {_show(came)}",
+                    *shown,
+                )
+            ]
         if old_values is not None:  # the new schema lifts the closed set
             missing = [v for v in old_values if accepts(new, v, check_format=check) is not True]
             note = f"; it rejects old value(s) {_show(missing)}" if missing else ""
-            return [Difference(Kind.ENUM_REMOVED, path, not missing, False, False,
-                               f"the fixed set of values is gone{note}", list(old_values), None)]
+            return [
+                Difference(
+                    Kind.ENUM_REMOVED,
+                    path,
+                    not missing,
+                    False,
+                    False,
+                    f"the fixed set of values is gone{note}",
+                    list(old_values),
+                    None,
+                )
+            ]
         assert new_values is not None
         foreign = [v for v in new_values if accepts(old, v, check_format=check) is not True]
         note = f"; the old schema rejects {_show(foreign)}" if foreign else ""
-        return [Difference(Kind.ENUM_ADDED, path, False, not foreign, not foreign,
-                           f"values restricted to a fixed set{note}", None, list(new_values))]
+        return [
+            Difference(
+                Kind.ENUM_ADDED,
+                path,
+                False,
+                not foreign,
+                not foreign,
+                f"values restricted to a fixed set{note}",
+                None,
+                list(new_values),
+            )
+        ]
 
     # -- scalar keywords -------------------------------------------------------------------------------------
 
@@ -174,11 +230,19 @@ class Differ:
         elif (before / after).denominator == 1:
             out.append(_widening(Kind.MULTIPLE_OF_REDUCED, path, "multipleOf divides the old one", shown))
         elif (after / before).denominator == 1:
-            out.append(_narrowing(Kind.MULTIPLE_OF_EXPANDED, path, "multipleOf is a multiple of the old",
-                                  shown))
+            out.append(_narrowing(Kind.MULTIPLE_OF_EXPANDED, path, "multipleOf is a multiple of the old", shown))
         else:
-            out.append(Difference(Kind.MULTIPLE_OF_CHANGED, path, False, False, False,
-                                  "multipleOf changed to an unrelated value", *shown))
+            out.append(
+                Difference(
+                    Kind.MULTIPLE_OF_CHANGED,
+                    path,
+                    False,
+                    False,
+                    False,
+                    "multipleOf changed to an unrelated value",
+                    *shown,
+                )
+            )
         return out
 
     def _strings(self, old: Node, new: Node, path: str) -> list[Difference]:
@@ -195,8 +259,14 @@ class Differ:
         if old.unique_items != new.unique_items:
             kind = Kind.UNIQUE_ITEMS_ADDED if new.unique_items else Kind.UNIQUE_ITEMS_REMOVED
             make = _narrowing if new.unique_items else _widening
-            out.append(make(kind, path, "uniqueItems " + ("added" if new.unique_items else "removed"),
-                            (old.unique_items, new.unique_items)))
+            out.append(
+                make(
+                    kind,
+                    path,
+                    "uniqueItems " + ("added" if new.unique_items else "removed"),
+                    (old.unique_items, new.unique_items),
+                )
+            )
         positions = max(len(old.prefix), len(new.prefix))
         for index in range(positions):
             before = old.prefix[index] if index < len(old.prefix) else old.items
@@ -212,11 +282,24 @@ class Differ:
             same = name in old.unknown and name in new.unknown and json_equal(before, after)
             if same and name not in _CONTEXT_DEPENDENT and not _has_ref(before):
                 continue
-            why = "unchanged, but its meaning depends on context the engine does not model" if same else (
-                "added" if name not in old.unknown else "removed" if name not in new.unknown else "changed")
-            out.append(Difference(Kind.UNSUPPORTED_KEYWORD, path, False, False, False,
-                                  f"keyword {name!r} is not understood by the compatibility engine ({why}); "
-                                  "treated as incompatible both ways", before, after))
+            why = (
+                "unchanged, but its meaning depends on context the engine does not model"
+                if same
+                else ("added" if name not in old.unknown else "removed" if name not in new.unknown else "changed")
+            )
+            out.append(
+                Difference(
+                    Kind.UNSUPPORTED_KEYWORD,
+                    path,
+                    False,
+                    False,
+                    False,
+                    f"keyword {name!r} is not understood by the compatibility engine ({why}); "
+                    "treated as incompatible both ways",
+                    before,
+                    after,
+                )
+            )
         return out
 
 
@@ -224,11 +307,14 @@ def finite(node: Node) -> tuple[Any, ...] | None:
     """The exact values a node accepts when it is a finite set (an enum, or only null/boolean types)."""
     if node.enum is not None:
         return node.enum
-    if node.types is not None and node.types <= {"null", "boolean"} and not (
-        node.unknown or node.all_of or node.any_of is not None or node.one_of is not None
+    if (
+        node.types is not None
+        and node.types <= {"null", "boolean"}
+        and not (node.unknown or node.all_of or node.any_of is not None or node.one_of is not None)
     ):
-        return tuple(v for t in ("null", "boolean") if t in node.types for v in ((None,) if t == "null" else
-                                                                             (False, True)))
+        return tuple(
+            v for t in ("null", "boolean") if t in node.types for v in ((None,) if t == "null" else (False, True))
+        )
     return None
 
 
@@ -300,8 +386,12 @@ def _bound(
         return [_narrowing(_kind(base, "added"), path, text, shown)]
     # "decreased" for a minimum and "increased" for a maximum widen; the exclusive flag counts as a nudge
     widened = looser(after, before)
-    verb = {("minimum", True): "decreased", ("minimum", False): "increased",
-            ("maximum", True): "increased", ("maximum", False): "decreased"}[(base, widened)]
+    verb = {
+        ("minimum", True): "decreased",
+        ("minimum", False): "increased",
+        ("maximum", True): "increased",
+        ("maximum", False): "decreased",
+    }[(base, widened)]
     make = _widening if widened else _narrowing
     return [make(_kind(base, verb), path, text, shown)]
 
@@ -322,5 +412,15 @@ def _textual(base: str, before: str | None, after: str | None, path: str) -> lis
         return [_widening(_kind(base, "removed"), path, f"{base} {before!r} removed", (before, after))]
     if before is None:
         return [_narrowing(_kind(base, "added"), path, f"{base} {after!r} added", (before, after))]
-    return [Difference(_kind(base, "changed"), path, False, False, False,
-                       f"{base} changed from {before!r} to {after!r} (compared as text)", before, after)]
+    return [
+        Difference(
+            _kind(base, "changed"),
+            path,
+            False,
+            False,
+            False,
+            f"{base} changed from {before!r} to {after!r} (compared as text)",
+            before,
+            after,
+        )
+    ]

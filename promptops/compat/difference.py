@@ -177,9 +177,7 @@ def tolerated(differences: list[Difference]) -> list[Difference]:
     return [d if d.forward_tolerant else replace(d, forward_tolerant=True) for d in differences]
 
 
-def restricted(
-    differences: list[Difference], *, backward: bool = True, forward: bool = True
-) -> list[Difference]:
+def restricted(differences: list[Difference], *, backward: bool = True, forward: bool = True) -> list[Difference]:
     """The differences with backward and/or forward verdicts forced to False where ``False`` is passed."""
     out = []
     for d in differences:

@@ -100,9 +100,7 @@ class _Evaluator:
     def _array(self, node: Node, value: list[Any]) -> Verdict:
         if len(value) < node.min_items or (node.max_items is not None and len(value) > node.max_items):
             return False
-        if node.unique_items and any(
-            json_equal(a, b) for i, a in enumerate(value) for b in value[i + 1:]
-        ):
+        if node.unique_items and any(json_equal(a, b) for i, a in enumerate(value) for b in value[i + 1 :]):
             return False
         verdicts: list[Verdict] = []
         for index, element in enumerate(value):
@@ -112,9 +110,7 @@ class _Evaluator:
         return combine(verdicts)
 
     def _object(self, node: Node, value: dict[str, Any]) -> Verdict:
-        if len(value) < node.min_properties or (
-            node.max_properties is not None and len(value) > node.max_properties
-        ):
+        if len(value) < node.min_properties or (node.max_properties is not None and len(value) > node.max_properties):
             return False
         if not node.required <= value.keys():
             return False

@@ -114,23 +114,42 @@ class Node:
     def is_any(self) -> bool:
         """True when the node accepts every JSON value (``{}`` or ``true``)."""
         return not (
-            self.never or self.types is not None or self.enum is not None or self.unknown
-            or self.all_of or self.any_of is not None or self.one_of is not None
-            or self.has_family_keywords("numeric") or self.has_family_keywords("string")
-            or self.has_family_keywords("array") or self.has_family_keywords("object")
+            self.never
+            or self.types is not None
+            or self.enum is not None
+            or self.unknown
+            or self.all_of
+            or self.any_of is not None
+            or self.one_of is not None
+            or self.has_family_keywords("numeric")
+            or self.has_family_keywords("string")
+            or self.has_family_keywords("array")
+            or self.has_family_keywords("object")
         )
 
     def has_family_keywords(self, family: str) -> bool:
         if family == "numeric":
             return self.minimum is not None or self.maximum is not None or self.multiple_of is not None
         if family == "string":
-            return bool(self.min_length or self.max_length is not None or self.pattern is not None
-                        or self.format is not None)
+            return bool(
+                self.min_length or self.max_length is not None or self.pattern is not None or self.format is not None
+            )
         if family == "array":
-            return bool(self.prefix or self.items is not None or self.min_items or self.max_items is not None
-                        or self.unique_items)
-        return bool(self.properties or self.pattern_properties or self.additional is not None or self.required
-                    or self.min_properties or self.max_properties is not None)
+            return bool(
+                self.prefix
+                or self.items is not None
+                or self.min_items
+                or self.max_items is not None
+                or self.unique_items
+            )
+        return bool(
+            self.properties
+            or self.pattern_properties
+            or self.additional is not None
+            or self.required
+            or self.min_properties
+            or self.max_properties is not None
+        )
 
     def clear_family(self, family: str) -> None:
         if family == "numeric":

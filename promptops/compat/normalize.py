@@ -26,16 +26,58 @@ from promptops.compat.simplify import simplify
 from promptops.shape import json_equal
 
 # Keywords that never change which documents are valid.
-ANNOTATIONS = frozenset({
-    "title", "description", "default", "examples", "$comment", "$schema", "$id", "definitions", "$defs",
-    "readOnly", "writeOnly", "deprecated", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary",
-})
-UNDERSTOOD = frozenset({
-    "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-    "maxLength", "minLength", "pattern", "format", "items", "additionalItems", "prefixItems", "maxItems",
-    "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "properties",
-    "patternProperties", "additionalProperties", "allOf", "anyOf", "oneOf", "$ref",
-})
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "$schema",
+        "$id",
+        "definitions",
+        "$defs",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        "$anchor",
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+        "$vocabulary",
+    }
+)
+UNDERSTOOD = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "format",
+        "items",
+        "additionalItems",
+        "prefixItems",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "$ref",
+    }
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,8 +291,10 @@ class _Builder:
         return value
 
     def _numbers(self, node: Node, raw: Mapping[str, Any], pointer: str) -> None:
-        for bound, exclusive_key, attr in (("minimum", "exclusiveMinimum", "minimum"),
-                                           ("maximum", "exclusiveMaximum", "maximum")):
+        for bound, exclusive_key, attr in (
+            ("minimum", "exclusiveMinimum", "minimum"),
+            ("maximum", "exclusiveMaximum", "maximum"),
+        ):
             inclusive = self._number(raw, bound, pointer) if bound in raw else None
             flag = raw.get(exclusive_key)
             candidates: list[Bound] = []

@@ -27,12 +27,27 @@ from promptops.compat.simplify import conjoin
 def compare_objects(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
     out = _properties(differ, old, new, path)
     for name in sorted(new.required - old.required):
-        out.append(Difference(Kind.REQUIRED_ADDED, member(path, name), False, True, True,
-                              f"{name!r} is now required: old documents without it are rejected "
-                              "(a default never excuses it)"))
+        out.append(
+            Difference(
+                Kind.REQUIRED_ADDED,
+                member(path, name),
+                False,
+                True,
+                True,
+                f"{name!r} is now required: old documents without it are rejected (a default never excuses it)",
+            )
+        )
     for name in sorted(old.required - new.required):
-        out.append(Difference(Kind.REQUIRED_REMOVED, member(path, name), True, False, False,
-                              f"{name!r} is no longer required: old parsers reject documents without it"))
+        out.append(
+            Difference(
+                Kind.REQUIRED_REMOVED,
+                member(path, name),
+                True,
+                False,
+                False,
+                f"{name!r} is no longer required: old parsers reject documents without it",
+            )
+        )
     out += _patterns(differ, old, new, path)
     out += _additional(differ, old, new, path)
     out += least("min_properties", old.min_properties, new.min_properties, path)
@@ -92,16 +107,32 @@ def _properties(differ: Differ, old: Node, new: Node, path: str) -> list[Differe
                 "closed object": "the old schema rejected documents carrying it",
                 "open object": "the old schema allowed it with any value",
             }.get(model, "the old schema constrained it through additionalProperties/patternProperties")
-            out.append(Difference(Kind.PROPERTY_ADDED, where, backward, forward, tolerant,
-                                  f"property {name!r} added to {_a(model)}: {effect}{because}"))
+            out.append(
+                Difference(
+                    Kind.PROPERTY_ADDED,
+                    where,
+                    backward,
+                    forward,
+                    tolerant,
+                    f"property {name!r} added to {_a(model)}: {effect}{because}",
+                )
+            )
         else:
             model = _model(new)
             effect = {
                 "closed object": "the new schema rejects documents carrying it",
                 "open object": "the new schema allows it with any value",
             }.get(model, "the new schema constrains it through additionalProperties/patternProperties")
-            out.append(Difference(Kind.PROPERTY_REMOVED, where, backward, forward, tolerant,
-                                  f"property {name!r} removed from {_a(model)}: {effect}{because}"))
+            out.append(
+                Difference(
+                    Kind.PROPERTY_REMOVED,
+                    where,
+                    backward,
+                    forward,
+                    tolerant,
+                    f"property {name!r} removed from {_a(model)}: {effect}{because}",
+                )
+            )
     return out
 
 
@@ -125,16 +156,27 @@ def _patterns(differ: Differ, old: Node, new: Node, path: str) -> list[Differenc
         candidates = (old_rest, *before.values())
         backward = all(flags(differ.compare(c, after[pattern], where))[0] for c in candidates)
         _, forward, _ = flags(differ.compare(old_rest, after[pattern], where))
-        out.append(Difference(Kind.PATTERN_PROPERTY_ADDED, where, backward, forward, True,
-                              f"patternProperties {pattern!r} added"))
+        out.append(
+            Difference(
+                Kind.PATTERN_PROPERTY_ADDED, where, backward, forward, True, f"patternProperties {pattern!r} added"
+            )
+        )
     for pattern in sorted(before.keys() - after.keys()):
         where = f"{path}[/{pattern}/]"
         backward = flags(differ.compare(before[pattern], new_rest, where))[0]
         verdicts = [flags(differ.compare(before[pattern], c, where)) for c in (new_rest, *after.values())]
         forward = all(v[1] for v in verdicts)
         tolerant = all(v[2] for v in verdicts)
-        out.append(Difference(Kind.PATTERN_PROPERTY_REMOVED, where, backward, forward, tolerant,
-                              f"patternProperties {pattern!r} removed"))
+        out.append(
+            Difference(
+                Kind.PATTERN_PROPERTY_REMOVED,
+                where,
+                backward,
+                forward,
+                tolerant,
+                f"patternProperties {pattern!r} removed",
+            )
+        )
     return out
 
 
@@ -157,10 +199,18 @@ def _additional(differ: Differ, old: Node, new: Node, path: str) -> list[Differe
         note = "opened to undeclared properties matching a schema"
     else:
         note = "undeclared properties are now constrained by a schema"
-    kind = (Kind.ADDITIONAL_PROPERTIES_WIDENED if backward else
-            Kind.ADDITIONAL_PROPERTIES_NARROWED if forward else Kind.ADDITIONAL_PROPERTIES_CHANGED)
-    return [Difference(kind, where, backward, forward, tolerant, f"additionalProperties {note}",
-                       _shown(before), _shown(after))]
+    kind = (
+        Kind.ADDITIONAL_PROPERTIES_WIDENED
+        if backward
+        else Kind.ADDITIONAL_PROPERTIES_NARROWED
+        if forward
+        else Kind.ADDITIONAL_PROPERTIES_CHANGED
+    )
+    return [
+        Difference(
+            kind, where, backward, forward, tolerant, f"additionalProperties {note}", _shown(before), _shown(after)
+        )
+    ]
 
 
 def _shown(node: Node) -> bool | str:

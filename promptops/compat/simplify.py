@@ -114,8 +114,14 @@ class _Simplifier:
         """One node equal to the union of ``branches`` when their types are pairwise disjoint, else None."""
         seen: set[str] = set()
         for branch in branches:
-            if (branch.types is None or branch.unknown or branch.all_of or branch.any_of is not None
-                    or branch.one_of is not None or id(branch) in self._active):
+            if (
+                branch.types is None
+                or branch.unknown
+                or branch.all_of
+                or branch.any_of is not None
+                or branch.one_of is not None
+                or id(branch) in self._active
+            ):
                 return None
             types = expand_types(branch.types)
             if types & seen:
@@ -310,8 +316,7 @@ def _copy_family(source: Node, target: Node, family: str) -> None:
         "numeric": ("minimum", "maximum", "multiple_of"),
         "string": ("min_length", "max_length", "pattern", "format"),
         "array": ("prefix", "items", "min_items", "max_items", "unique_items"),
-        "object": ("properties", "pattern_properties", "additional", "required", "min_properties",
-                   "max_properties"),
+        "object": ("properties", "pattern_properties", "additional", "required", "min_properties", "max_properties"),
     }[family]
     for name in fields:
         setattr(target, name, getattr(source, name))
@@ -345,8 +350,10 @@ def _empty(node: Node, family: str) -> bool:
     """Can no value of this family's types satisfy the node's keywords of that family?"""
     if family == "numeric":
         low, high = node.minimum, node.maximum
-        return low is not None and high is not None and (
-            low.value > high.value or (low.value == high.value and (low.exclusive or high.exclusive))
+        return (
+            low is not None
+            and high is not None
+            and (low.value > high.value or (low.value == high.value and (low.exclusive or high.exclusive)))
         )
     if family == "string":
         return node.max_length is not None and node.min_length > node.max_length

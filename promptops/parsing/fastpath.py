@@ -33,13 +33,26 @@ class FastPath:
         self.typed = typed
         self._gate = gate
         self._native = native if speedups else None
-        self.speedups = speedups
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
 
+    def scan(self, data: bytes | str) -> bool | None:
+        """The C scanner's verdict on the raw text (no edge whitespace, no repeated key); None without it.
+
+        Run once per response before any decoding, so a declined fast path hands it on to the itemwise reader.
+        """
+        return self._native(data) if self._native is not None else None
+
     def parse(
-        self, data: bytes | str, changed: ChangedFiles, max_depth: int, request_versions: tuple[str, str] | None
+        self,
+        data: bytes | str,
+        changed: ChangedFiles,
+        max_depth: int,
+        request_versions: tuple[str, str] | None,
+        scanned: bool | None,
     ) -> ParseOutcome | None:
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
+        if scanned is False:
+            return None
         typed = self.typed
         try:
             obj = typed.decode_response(data)
@@ -53,8 +66,7 @@ class FastPath:
         if self._versions_ok.get(versions) is not True and not self._learn_versions(versions):
             return None
         items = typed.items(obj)
-        native = self._native
-        if not (native(data) if native is not None else self._python_gate(data, obj, items)):
+        if scanned is None and not self._python_gate(data, obj, items):
             return None
         if not typed.in_place(items, changed):
             return None

@@ -23,11 +23,18 @@ _encode = msgspec.json.Encoder().encode
 
 
 def read_itemwise(
-    fast: FastPath, data: bytes | str, max_depth: int, request_versions: tuple[str, str] | None
+    fast: FastPath,
+    data: bytes | str,
+    max_depth: int,
+    request_versions: tuple[str, str] | None,
+    whole_clean: bool | None,
 ) -> Document | None:
-    """A Document whose clean findings are typed Structs, or None when the generic reader must decide."""
+    """A Document whose clean findings are typed Structs, or None when the generic reader must decide.
+
+    ``whole_clean`` is the C scanner's verdict on the whole text (None: no scanner, and no itemwise reading).
+    """
     typed = fast.typed
-    if native is None or not fast.speedups:
+    if native is None or whole_clean is None:
         return None  # without the C scanner the generic reader is just as quick
     try:
         envelope = typed.decode_envelope(data)
@@ -40,7 +47,6 @@ def read_itemwise(
         versions = request_versions
     if not fast.versions_ok(versions):
         return None  # rejections and tolerant reading need the whole document as plain values
-    whole_clean = native(data)
     top: dict[str, Any] = {}
     for name, getter in typed.top_fields:
         value = getter(envelope)

@@ -88,10 +88,11 @@ class Parser:
                 return too_large
         fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
         if fast is not None:
-            outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions)
+            scanned = fast.scan(raw)
+            outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions, scanned)
             if outcome is not None:
                 return outcome
-            typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions)
+            typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, scanned)
             if typed_document is not None:
                 return self._validator.validate(typed_document, changed, request_versions)
         text = decode_text(raw)
@@ -113,10 +114,11 @@ class Parser:
         fast = self._fast_path_for(span, request_versions)
         if fast is None:
             return None
-        outcome = fast.parse(span, changed, self._limits.max_depth, request_versions)
+        scanned = fast.scan(span)
+        outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
         if outcome is not None:
             return outcome.mark_extracted()
-        typed_document = read_itemwise(fast, span, self._limits.max_depth, request_versions)
+        typed_document = read_itemwise(fast, span, self._limits.max_depth, request_versions, scanned)
         if typed_document is None:
             return None
         typed_document.extracted = True

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.compat.compat_oracle import relax, validator
 
 from promptops.compat import classify
 from promptops.compat.conformance import ConformanceReport, score
+from tests.compat.compat_oracle import relax, validator
 
 VECTORS = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "compat-vectors.json"
 

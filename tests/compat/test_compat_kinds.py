@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.compat.compat_oracle import CASES
 
 from promptops.compat import Change, Kind, classify
+from tests.compat.compat_oracle import CASES
 
 DIRECTIONS = [
     pytest.param(case, direction, id=f"{case['id']}:{direction}")

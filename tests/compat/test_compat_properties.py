@@ -13,11 +13,11 @@ import json
 from typing import Any
 
 import pytest
-from tests.compat.compat_oracle import CASES, check_claims
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from promptops.compat import classify
+from tests.compat.compat_oracle import CASES, check_claims
 
 NAMES = ("a", "b", "c")
 PATTERNS = ("^[a-z]+$", "^a", "b$", "^[0-9]*$")
