@@ -1,8 +1,9 @@
 """Rendering prompt templates: strict, sandboxed, cached and deterministic.
 
 A contract's head template is ``templates/<contract>.j2`` (``.jinja`` and ``.jinja2`` also work); a released
-prompt is frozen as ``versions/<contract>/prompts/X.Y.Z.j2`` (written by ``release cut``) and renders with a
-loader rooted in that directory only, so nothing outside the release can change it.
+prompt is frozen as ``versions/<contract>/prompts/X.Y.Z.j2`` with the partials it imports under
+``prompts/X.Y.Z/`` (written by ``release cut``) and renders with a loader rooted in those only, so nothing
+outside the release can change it.
 
 A template pins its versions in one declared place, two top-level string assignments::
 
@@ -132,6 +133,13 @@ def read_pins(tree: nodes.Template, source: str) -> Pins:
     return Pins(prompt, schema, prompt_text, schema_text)
 
 
+def snapshot_search_path(snapshot: Path) -> tuple[Path, ...]:
+    """Where a snapshot ``prompts/X.Y.Z.j2`` loads from: its frozen folder ``prompts/X.Y.Z/`` first (the
+    partials ``release cut`` froze with it, under the names the template imports them by), then ``prompts/``
+    itself for the snapshot file. Nothing outside the contract's ``prompts/`` directory is ever read."""
+    return (snapshot.parent / snapshot.name.removesuffix(".j2"), snapshot.parent)
+
+
 def new_environment(search_path: Sequence[Path], bytecode_cache: BytecodeCache | None = None) -> SandboxedEnvironment:
     """The one environment configuration every render and lint uses.
 
@@ -195,7 +203,7 @@ class Renderer:
     def __init__(self, root: Path, bytecode_cache: BytecodeCache | None = None) -> None:
         self.root = root
         self._bytecode_cache = bytecode_cache
-        self._envs: dict[Path, SandboxedEnvironment] = {}
+        self._envs: dict[tuple[Path, ...], SandboxedEnvironment] = {}
         self._pins: dict[Path, Pins] = {}
 
     def head_template(self, contract_name: str) -> Path | None:
@@ -283,10 +291,10 @@ class Renderer:
             raise RenderError(*self._locate(exc, path), describe_error(exc)) from None
 
     def _environment(self, path: Path) -> SandboxedEnvironment:
-        base = path.parent if path.parent.name == PROMPTS_DIR else self.root / TEMPLATES_DIR
-        if base not in self._envs:
-            self._envs[base] = new_environment([base], self._bytecode_cache)
-        return self._envs[base]
+        search = snapshot_search_path(path) if path.parent.name == PROMPTS_DIR else (self.root / TEMPLATES_DIR,)
+        if search not in self._envs:
+            self._envs[search] = new_environment(search, self._bytecode_cache)
+        return self._envs[search]
 
     def _template_name(self, path: Path) -> str:
         base = path.parent if path.parent.name == PROMPTS_DIR else self.root / TEMPLATES_DIR

@@ -47,6 +47,7 @@ from promptops.render import (
     new_environment,
     pin_declarations,
     render_context,
+    snapshot_search_path,
 )
 from promptops.shape import OutputShape
 from promptops.versioning import PromptVersion, SchemaVersion
@@ -89,6 +90,7 @@ class Subject:
 
     def __init__(self, path: Path, rel: str, source: str, kind: Kind) -> None:
         self.path = path  # absolute
+        self.root: Path | None = None  # the project root, set by the engine
         self.rel = rel  # repo-relative, as findings show it
         self.source = source
         self.kind = kind
@@ -242,7 +244,7 @@ def _loader_path(root: Path, subject: Subject) -> tuple[tuple[Path, ...], str]:
     """
     own = subject.path.parent
     if subject.kind is Kind.SNAPSHOT:
-        return (own,), subject.path.name  # a release renders from its own frozen directory only
+        return snapshot_search_path(subject.path), subject.path.name  # a release renders from its own files only
     templates = (root / TEMPLATES_DIR).resolve()
     if subject.path.is_relative_to(templates):
         return (templates,), subject.path.relative_to(templates).as_posix()
