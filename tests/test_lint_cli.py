@@ -121,6 +121,7 @@ def test_json_github_and_sarif_formats(project: Path, cli: Cli, tmp_path: Path) 
         "PO006",
         "PO007",
         "PO008",
+        "PO009",
         "PO010",
         "PO900",
     ]

@@ -1,6 +1,12 @@
 """Data-driven rule tests (sqlfluff style): tests/lint_cases/POxxx.yml lists templates that must fail with
 the given findings and templates that must pass. Cases edit a hand-written base prompt that passes every
-rule, so each case shows exactly which change a rule catches, near misses included."""
+rule, so each case shows exactly which change a rule catches, near misses included.
+
+Release-lock cases add ``release: {replace: [...]}``: the base (so edited) is first cut as release 1.0.0 by
+the real ``promptops.release`` library, then the case's template is written, then ``edit`` ([file, old,
+new]), ``delete`` ([file]) and ``write`` ({file: text}) change the project, and ``lint`` names what to lint
+(default: the case's path).
+An expected finding is [line, fragment], [code, line, fragment] or [code, file, line, fragment]."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import pytest
 import yaml
 
 from promptops.lint import RULES, LintConfig, lint
+from promptops.release import CutRequest, plan_cut, write_release
 
 CASES = Path(__file__).parent / "lint_cases"
 BASE = (CASES / "good_review_result.j2").read_text(encoding="utf-8")
@@ -32,22 +39,57 @@ def _template(case: dict[str, Any]) -> str:
     return text
 
 
+def _release(project: Path, case: dict[str, Any]) -> None:
+    """Cut the base template (with the release's own replacements) as release 1.0.0."""
+    head = project / "templates" / "review-result.j2"
+    head.write_text(_template({"replace": case.get("replace", [])}), encoding="utf-8")
+    plan = plan_cut(project, CutRequest("review-result", "2025-06-02T09:30:00Z"))
+    assert not plan.refused, plan.refusals
+    write_release(project, plan)
+
+
+def _change(project: Path, case: dict[str, Any]) -> None:
+    for file, old, new in case.get("edit", []):
+        target = project / file
+        text = target.read_text(encoding="utf-8")
+        assert old in text, f"edit target not in {file}: {old!r}"
+        target.write_text(text.replace(old, new, 1), encoding="utf-8")
+    for file in case.get("delete", []):
+        (project / file).unlink()
+    for file, text in case.get("write", {}).items():
+        (project / file).write_text(text, encoding="utf-8")
+
+
 @pytest.mark.parametrize(("rule", "case"), list(_cases()))
 def test_rule_case(project: Path, rule: str, case: dict[str, Any]) -> None:
     (project / "templates" / "review-result.j2").unlink()  # only the case's template is a head here
+    if "release" in case:
+        _release(project, case["release"] or {})
     path = project / case.get("path", "templates/review-result.j2")
     path.write_text(_template(case), encoding="utf-8")
+    _change(project, case)
     config = LintConfig(
         select=tuple(case.get("select", [rule])), render_context=case.get("render_context", {})
     )
 
-    report = lint(project, [path], config)
+    report = lint(project, [project / p for p in case.get("lint", [])] or [path], config)
 
-    remaining = [(f.code, f.span.line, f.message) for f in report.findings]
+    remaining = [(f.code, f.file, f.span.line, f.message) for f in report.findings]
     for expected in case.get("fail", []):
-        code, line, fragment = expected if len(expected) == 3 else (rule, *expected)
-        match = next((f for f in remaining if f[0] == code and f[1] == line and fragment in f[2]), None)
-        assert match is not None, f"expected {code} on line {line} with {fragment!r}; got {remaining}"
+        if len(expected) == 4:
+            code, file, line, fragment = expected
+        else:
+            code, line, fragment = expected if len(expected) == 3 else (rule, *expected)
+            file = None
+        match = next(
+            (
+                f
+                for f in remaining
+                if f[0] == code and f[2] == line and fragment in f[3] and file in (None, f[1])
+            ),
+            None,
+        )
+        assert match is not None, f"expected {code} on {file or ''} line {line} with {fragment!r}; got {remaining}"
         remaining.remove(match)
     assert remaining == [], "unexpected findings"
 

@@ -1,4 +1,4 @@
-"""``promptops compat``: schema compatibility commands (DESIGN.md §4, §6)."""
+"""``promptops compat``: schema compatibility commands (DESIGN.md §4, §6): ``diff`` and ``matrix``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ from pathlib import Path
 import click
 
 from promptops.cli import exits
+from promptops.cli.project import Project, format_option, pass_project
 from promptops.compat import classify
 from promptops.compat.load import load_schema
 from promptops.compat.report import render_text
+from promptops.errors import PromptopsError
+from promptops.release.lock import load_lock
+from promptops.release.matrix import compat_matrix, render_matrix_text
 
 
 @click.group()
@@ -41,4 +45,30 @@ def diff(old: Path, new: Path, output_format: str) -> int:
         click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
     else:
         click.echo(render_text(comparison, str(old), str(new)))
+    return exits.OK
+
+
+@compat.command("matrix")
+@click.option("--contract", "contract_name", required=True, help="Contract name (a directory under versions/).")
+@format_option()
+@pass_project
+def matrix(project: Project, contract_name: str, output_format: str) -> int:
+    """Show which parser floors (schema versions) accept which released prompt/schema pairs.
+
+    Rows are the released schema versions as parser floors, columns the releases. A cell is "exact", "tolerant
+    (CLASS)" (a newer minor read with the floor's schema, unknown properties ignored; CLASS is the computed
+    class of that schema change) or "rejected" (seed 000 §7.2: same major, minor >= floor). Exit codes: 0, or
+    3 when the contract or its lock cannot be read.
+    """
+    contract = project.contract(contract_name)
+    lock = load_lock(project.root, contract.name)
+    schemas = {version: shape.schema for version, shape in contract.shapes.items()}
+    missing = sorted({r.schema_version for r in lock.releases} - set(schemas))
+    if missing:
+        raise PromptopsError(f"{lock.source}: released schema {missing[0]} has no schema file in {contract.directory}")
+    table = compat_matrix(lock, schemas, contract.default_policy.schema_floor)
+    if output_format == "json":
+        click.echo(json.dumps(table.to_json(), indent=2))
+    else:
+        click.echo(render_matrix_text(table), nl=False)
     return exits.OK

@@ -15,8 +15,11 @@ from promptops.lint import suppressions
 from promptops.lint.config import LintConfig
 from promptops.lint.model import Finding, Level, LintContext, Span
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
+from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
+from promptops.release.lock import load_lock
 from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, new_environment
+from promptops.versioning import PromptVersion, SchemaVersion
 
 
 class LintReport(NamedTuple):
@@ -66,16 +69,27 @@ def lint(
 
     A partial brings in the project's head templates (they render it), and a contract file under
     ``versions/<contract>/`` (contract.yaml, a schema) brings in that contract's head template, so a commit
-    that changes only the schema is still checked against the prompt.
+    that changes only the schema is still checked against the prompt. The release locks
+    (``versions/<contract>/releases.yaml``) are read here: PO001 holds heads to them, and PO009 checks the
+    locked artifacts of every contract the run touches.
     """
     root = root.resolve()
     config = config or LintConfig()
+    given = context or LintContext()
+    names = list_contracts(root)
+    locks = {name: load_lock(root, name) for name in names}
+    locks = {name: lock for name, lock in locks.items() if lock.exists} | dict(given.locks)
+    released: dict[str, dict[PromptVersion, SchemaVersion]] = {
+        name: {r.version: r.schema_version for r in lock.releases} for name, lock in locks.items()
+    }
+    for name, versions in given.released.items():
+        released[name] = {**released.get(name, {}), **versions}
     merged = LintContext(
-        released=(context or LintContext()).released,
-        variables={**config.render_context, **(context or LintContext()).variables},
+        released=released, variables={**config.render_context, **given.variables}, locks=locks
     )
-    run = _Run(root, config, merged, list_contracts(root), environment_factory(bytecode_cache))
-    files = expand(root, paths or [root / TEMPLATES_DIR], run.contract_names)
+    run = _Run(root, config, merged, names, environment_factory(bytecode_cache))
+    targets = paths or [root / TEMPLATES_DIR]
+    files = expand(root, targets, run.contract_names)
     findings: list[Finding] = []
     suppressed = 0
     rels: list[str] = []
@@ -84,7 +98,40 @@ def lint(
         rels.append(_relative(root, path))
         findings += found
         suppressed += hidden
+    locked = _check_locks(run, _contracts_in_scope(run, targets, files))
+    rels += sorted({f.file for f in locked} - set(rels))  # the artifacts checked against a lock count as linted
+    findings += locked
     return LintReport(tuple(rels), tuple(sorted(set(findings), key=Finding.sort_key)), suppressed)
+
+
+def _contracts_in_scope(run: _Run, targets: Sequence[Path], files: Sequence[Path]) -> list[str]:
+    """Contracts whose head, snapshot or partial is linted, or any of whose files was named."""
+    scope: dict[str, None] = {}
+    for path in [*targets, *files]:
+        absolute = (path if path.is_absolute() else run.root / path).resolve()
+        try:
+            parts = absolute.relative_to(run.root).parts
+        except ValueError:
+            continue
+        if len(parts) >= 2 and parts[0] == VERSIONS_DIR and parts[1] in run.contract_names:
+            scope[parts[1]] = None
+        elif absolute.is_file():
+            contract = classify(run.root, absolute, run.contract_names)[1]
+            if contract is not None:
+                scope[contract] = None
+    return list(scope)
+
+
+def _check_locks(run: _Run, contracts: Sequence[str]) -> list[Finding]:
+    rule = RULES_BY_CODE.get(ReleasedArtifactModified.code)
+    if not isinstance(rule, ReleasedArtifactModified):
+        return []
+    out: list[Finding] = []
+    for name in contracts:
+        lock = run.context.locks.get(name)
+        if lock is not None and lock.exists:
+            out += rule.check_lock(run.root, lock, lambda rel: run.config.enabled(rule.code, rel))
+    return out
 
 
 def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> list[Path]:
@@ -148,6 +195,7 @@ def _lint_file(run: _Run, path: Path) -> tuple[list[Finding], int]:
         subject.undecodable = (Span.point(line, column), problem)
         return _run_rules(run, subject, only=("PO010",)), 0
     subject = Subject(path, rel, source, kind)
+    subject.root = run.root
     if contract_name is not None:
         subject.contract = run.contract(contract_name)
     elif kind is Kind.PLAIN and path.parent == (run.root / TEMPLATES_DIR).resolve():

@@ -16,6 +16,7 @@ from promptops.versioning import PromptVersion, SchemaVersion
 
 if TYPE_CHECKING:
     from promptops.lint.subject import Kind, Subject
+    from promptops.release.lock import ReleaseLock
 
 
 class Level(StrEnum):
@@ -67,15 +68,17 @@ class Finding(NamedTuple):
 class LintContext(NamedTuple):
     """What lint knows beyond the template itself.
 
-    ``released`` maps a contract to its released prompt versions and the schema each was released with. It is
-    read from the release lock (``versions/<contract>/releases.yaml``) once releases exist; until then it is
-    empty and PO001 checks pins against the contract's current policy only.
+    ``released`` maps a contract to its released prompt versions and the schema each was released with;
+    ``locks`` holds each contract's whole release lock (``versions/<contract>/releases.yaml``). ``lint``
+    reads both from the project's locks (``released`` given here adds to them); without releases PO001
+    checks pins against the contract's current policy only.
     ``variables`` holds representative values for extra variables a template may use (config
     ``render-context``); they count as provided for PO008 and are passed to the lint render.
     """
 
     released: Mapping[str, Mapping[PromptVersion, SchemaVersion]] = MappingProxyType({})
     variables: Mapping[str, Any] = MappingProxyType({})
+    locks: Mapping[str, ReleaseLock] = MappingProxyType({})
 
 
 class Rule:

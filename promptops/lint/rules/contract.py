@@ -10,6 +10,7 @@ from typing import TypeVar
 from promptops.errors import VersionError
 from promptops.lint import reading
 from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
+from promptops.lint.rules.release import snapshot_difference
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
 from promptops.render import PIN_NAMES, PinDeclaration, pin_declarations
 from promptops.shape import ObjectShape
@@ -41,6 +42,12 @@ class PinnedVersions(Rule):
     with ``allow_prompt_patch_drift``), the schema version in the major line of ``policy.schema_floor`` and
     not older than it. A snapshot ``versions/<contract>/prompts/X.Y.Z.j2`` must pin X.Y.Z, and, once a release
     lock exists, the schema it was released with.
+
+    Once the contract has releases (``versions/<contract>/releases.yaml``), the head must pin the latest
+    release or a newer version; a head pinning a released version must match that release byte for byte
+    (the template and every partial it imports, against the snapshot and the partials frozen with it), so an
+    unreleased edit cannot hide behind a released number; and ``policy.prompt_version`` may pin the head's
+    version or any released one (the release the default parser serves while the head is ahead of it).
 
     Fails (the contract pins prompt 1.0.0)::
 
@@ -163,18 +170,25 @@ class PinnedVersions(Rule):
             return
         policy = contract.default_policy
         source = f"{contract.directory}/contract.yaml"
-        if not prompt_accepted(policy.prompt_version, prompt, allow_patch_drift=policy.allow_prompt_patch_drift):
+
+        def accepts(version: PromptVersion) -> bool:
+            return prompt_accepted(policy.prompt_version, version, allow_patch_drift=policy.allow_prompt_patch_drift)
+
+        # With releases, the policy pins the release the default parser serves, which the head may be ahead of.
+        if not accepts(prompt) and not any(accepts(v) for v in released):
             accepted = (
                 f"any {policy.prompt_version.major}.{policy.prompt_version.minor}.x"
                 if policy.allow_prompt_patch_drift
                 else str(policy.prompt_version)
             )
+            either = ", nor a released prompt" if released else ""
             yield self.finding(
                 subject,
                 prompt_span,
                 f"prompt_version {pins['prompt_version'].value} is not what the contract's parser "
-                f"accepts ({accepted}, policy.prompt_version in {source})",
+                f"accepts ({accepted}, policy.prompt_version in {source}{either})",
             )
+        yield from self._against_lock(subject, context, prompt, prompt_span)
         if not schema_accepted(policy.schema_floor, schema):
             yield self.finding(
                 subject,
@@ -190,6 +204,34 @@ class PinnedVersions(Rule):
                 schema_span,
                 f"prompt {prompt} was released with schema_version "
                 f"{lock_schema}; retargeting the schema needs a new prompt_version",
+            )
+
+
+    def _against_lock(
+        self, subject: Subject, context: LintContext, prompt: PromptVersion, span: Span
+    ) -> Iterator[Finding]:
+        """The head pins the latest release or a newer version, and a released version exactly as released."""
+        assert subject.contract is not None
+        released = context.released.get(subject.contract.name, {})
+        lock = context.locks.get(subject.contract.name)
+        where = f" ({lock.source})" if lock is not None and lock.exists else ""
+        latest = max(released, default=None)
+        if latest is not None and prompt < latest:
+            yield self.finding(
+                subject,
+                span,
+                f"prompt_version {prompt} is older than the latest release {latest}{where}: pin {latest} or a "
+                "newer version",
+            )
+            return
+        if lock is None or lock.get(prompt) is None or subject.root is None:
+            return
+        difference = snapshot_difference(subject, subject.root, lock, prompt)
+        if difference is not None:
+            yield self.finding(
+                subject,
+                span,
+                f"prompt {prompt} is released, but {difference}: pin a new prompt_version to release the change",
             )
 
 

@@ -1,0 +1,97 @@
+"""Releases: computed semver classes, bump enforcement and the locked, verifiable release history.
+
+``plan_cut`` reads a contract's head template, computes the schema class (transitively, against every
+released schema of its major line) and the prompt class (its schema target and rendered contract against
+the latest release), and refuses a declared bump smaller than either; ``write_release`` commits a plan
+atomically (the lock is replaced last). ``load_lock``/``check_artifacts`` read and verify the lock,
+``compat_matrix`` shows which parser floors accept which releases.
+
+Names load lazily: lint imports ``promptops.release.lock`` in pre-commit hooks and must not pay for (or
+cycle through) the cut machinery, which itself runs lint.
+
+>>> from promptops.release import smallest_passing
+>>> from promptops.versioning import PromptVersion
+>>> str(smallest_passing(PromptVersion(1, 0, 0), "minor"))
+'1.1.0'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from promptops.release.artifacts import ArtifactProblem, FreezeError, check_artifacts, template_sources
+    from promptops.release.cut import CutPlan, CutRequest, PromptCheck, SchemaCheck, plan_cut, smallest_passing
+    from promptops.release.lock import LOCK_FILE, LockError, Release, ReleaseLock, load_lock
+    from promptops.release.matrix import Matrix, compat_matrix
+    from promptops.release.prompt_class import (
+        PromptComparison,
+        RenderedContract,
+        classify_prompt,
+        rendered_contract,
+    )
+    from promptops.release.write import write_release
+
+_EXPORTS: dict[str, str] = {
+    "ArtifactProblem": "promptops.release.artifacts",
+    "FreezeError": "promptops.release.artifacts",
+    "check_artifacts": "promptops.release.artifacts",
+    "template_sources": "promptops.release.artifacts",
+    "CutPlan": "promptops.release.cut",
+    "CutRequest": "promptops.release.cut",
+    "PromptCheck": "promptops.release.cut",
+    "SchemaCheck": "promptops.release.cut",
+    "plan_cut": "promptops.release.cut",
+    "smallest_passing": "promptops.release.cut",
+    "LOCK_FILE": "promptops.release.lock",
+    "LockError": "promptops.release.lock",
+    "Release": "promptops.release.lock",
+    "ReleaseLock": "promptops.release.lock",
+    "load_lock": "promptops.release.lock",
+    "Matrix": "promptops.release.matrix",
+    "compat_matrix": "promptops.release.matrix",
+    "PromptComparison": "promptops.release.prompt_class",
+    "RenderedContract": "promptops.release.prompt_class",
+    "classify_prompt": "promptops.release.prompt_class",
+    "rendered_contract": "promptops.release.prompt_class",
+    "write_release": "promptops.release.write",
+}
+
+__all__ = [
+    "LOCK_FILE",
+    "ArtifactProblem",
+    "CutPlan",
+    "CutRequest",
+    "FreezeError",
+    "LockError",
+    "Matrix",
+    "PromptCheck",
+    "PromptComparison",
+    "Release",
+    "ReleaseLock",
+    "RenderedContract",
+    "SchemaCheck",
+    "check_artifacts",
+    "classify_prompt",
+    "compat_matrix",
+    "load_lock",
+    "plan_cut",
+    "rendered_contract",
+    "smallest_passing",
+    "template_sources",
+    "write_release",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'promptops.release' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,140 @@
+"""Release artifacts: what a prompt release freezes, their hashes, and checking them against the lock.
+
+A prompt release freezes the head template and every template it imports, includes or extends (partials,
+transitively), under the names the template uses for them: ``templates/_partials/fields.j2`` imported as
+``"_partials/fields.j2"`` becomes ``versions/<contract>/prompts/X.Y.Z/_partials/fields.j2``, which is where
+the snapshot's loader looks first (``promptops.render.snapshot_search_path``). A template imported by a
+computed name cannot be frozen and is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import Environment, TemplateError, meta
+
+from promptops.contract import VERSIONS_DIR
+from promptops.errors import PromptopsError
+from promptops.release.lock import ReleaseLock, frozen_dir
+from promptops.versioning import PromptVersion
+
+PROMPTS_DIR = "prompts"
+
+
+class FreezeError(PromptopsError):
+    """A template cannot be frozen (unreadable, or it imports a template by a computed name)."""
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    return sha256_bytes(path.read_bytes())
+
+
+def template_sources(env: Environment, name: str) -> dict[str, bytes]:
+    """``name`` and every template it references, transitively: loader name -> source bytes (``name`` first).
+
+    Raises FreezeError for a reference by a computed name (``{% import partial_name %}``) or an unreadable
+    template, naming the template that holds it.
+    """
+    assert env.loader is not None
+    out: dict[str, bytes] = {}
+    pending = [name]
+    while pending:
+        current = pending.pop(0)
+        if current in out:
+            continue
+        try:
+            source, filename, _ = env.loader.get_source(env, current)
+            tree = env.parse(source, current, filename)
+        except TemplateError as exc:
+            raise FreezeError(f"{current}: cannot be frozen: {exc.message or type(exc).__name__}") from None
+        out[current] = Path(filename).read_bytes() if filename else source.encode("utf-8")
+        for referenced in meta.find_referenced_templates(tree):
+            if referenced is None:
+                raise FreezeError(f"{current}: imports a template by a computed name, which a release cannot freeze")
+            pending.append(referenced)
+    return out
+
+
+def frozen_files(version: PromptVersion, sources: Mapping[str, bytes], head_name: str) -> dict[str, bytes]:
+    """The files a release of ``sources`` writes, as paths under versions/<contract>/ -> bytes."""
+    out = {f"{PROMPTS_DIR}/{version}.j2": sources[head_name]}
+    for name, data in sources.items():
+        if name != head_name:
+            out[f"{frozen_dir(version)}/{name}"] = data
+    return out
+
+
+@dataclass(frozen=True)
+class ArtifactProblem:
+    """A locked artifact that no longer matches the lock, or a release file the lock does not know."""
+
+    kind: str  # modified | missing | unlocked
+    file: str  # repo-relative
+    message: str
+    locked: str | None = None  # the sha256 in the lock
+    actual: str | None = None  # the sha256 on disk
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "kind": self.kind,
+            "file": self.file,
+            "message": self.message,
+            "locked": self.locked,
+            "actual": self.actual,
+        }
+
+
+def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
+    """Every locked artifact whose bytes changed or that is gone, and every file under ``prompts/`` that no
+    release locks (left by an interrupted cut, or written by hand), in path order."""
+    problems: list[ArtifactProblem] = []
+    locked = lock.artifacts()
+    owner = {path: str(r.version) for r in reversed(lock.releases) for path in r.artifacts}
+    base = root / VERSIONS_DIR / lock.contract
+    for path, digest in sorted(locked.items()):
+        rel = f"{lock.directory}/{path}"
+        file = base / path
+        if not file.is_file():
+            problems.append(
+                ArtifactProblem("missing", rel, f"locked by release {owner[path]} but missing", digest, None)
+            )
+            continue
+        actual = sha256_file(file)
+        if actual != digest:
+            problems.append(
+                ArtifactProblem(
+                    "modified",
+                    rel,
+                    f"modified after release {owner[path]}: sha256 {actual[:12]}... but the lock has {digest[:12]}...",
+                    digest,
+                    actual,
+                )
+            )
+    for path in _release_files(base) if lock.releases else ():
+        if path not in locked:
+            problems.append(
+                ArtifactProblem(
+                    "unlocked",
+                    f"{lock.directory}/{path}",
+                    "in prompts/ but locked by no release (left by an interrupted cut? run release cut again, "
+                    "or remove it)",
+                )
+            )
+    return sorted(problems, key=lambda p: p.file)
+
+
+def _release_files(base: Path) -> Iterator[str]:
+    prompts = base / PROMPTS_DIR
+    if not prompts.is_dir():
+        return
+    for path in sorted(prompts.rglob("*")):
+        relative = path.relative_to(base)
+        if path.is_file() and not any(part.startswith(".") for part in relative.parts):
+            yield relative.as_posix()

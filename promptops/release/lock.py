@@ -1,0 +1,279 @@
+"""The release lock ``versions/<contract>/releases.yaml``: what was released, when, and the hash of every artifact.
+
+Written only by ``release cut`` (never by hand) and read by ``release verify``, ``release list``,
+``compat matrix`` and lint (PO001, PO009). One entry per released prompt version, oldest first::
+
+    contract: review-result
+    lock_version: 1
+    releases:
+    - version: 1.0.0              # the prompt version (MAJOR.MINOR.PATCH)
+      schema_version: '1.0'       # the schema it targets
+      class: initial              # prompt class against the previous release: initial|patch|minor|major
+      schema_class: initial       # initial|unchanged (same schema as before)|patch|minor|major (new schema)
+      date: '2025-06-02T09:30:00Z'
+      note: First release.
+      status: released            # released|deprecated|withdrawn
+      artifacts:                  # path under versions/<contract>/ -> sha256 of its bytes
+        prompts/1.0.0.j2: 9f2c...
+        prompts/1.0.0/_partials/fields.j2: 41d0...
+        schemas/1.0.json: 0b7e...
+
+Any problem reading it raises LockError naming the file, the entry and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from promptops.contract import VERSIONS_DIR
+from promptops.errors import PromptopsError, VersionError
+from promptops.versioning import PromptVersion, SchemaVersion
+
+LOCK_FILE = "releases.yaml"
+LOCK_VERSION = 1
+PROMPT_CLASSES = ("initial", "patch", "minor", "major")
+SCHEMA_CLASSES = ("initial", "unchanged", "patch", "minor", "major")
+STATUSES = ("released", "deprecated", "withdrawn")
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
+_ENTRY_KEYS = ("version", "schema_version", "class", "schema_class", "date", "note", "status", "artifacts")
+_HEADER = (
+    "# Release lock of the {contract} contract: written by `promptops release cut`, checked by\n"
+    "# `promptops release verify` and lint rule PO009. Do not edit by hand.\n"
+)
+
+
+class LockError(PromptopsError):
+    """The release lock is malformed; the message names the file and the key."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        self.source = source
+        super().__init__(f"{source}: {problem}")
+
+
+@dataclass(frozen=True)
+class Release:
+    """One released prompt version and the artifacts frozen with it."""
+
+    version: PromptVersion
+    schema_version: SchemaVersion
+    prompt_class: str
+    schema_class: str
+    date: str  # ISO 8601 UTC, seconds: 2025-06-02T09:30:00Z
+    note: str
+    status: str
+    artifacts: Mapping[str, str]  # path under versions/<contract>/ -> sha256 hex
+
+    @property
+    def snapshot(self) -> str:
+        """The snapshot's path under versions/<contract>/."""
+        return snapshot_path(self.version)
+
+    def to_json(self, directory: str) -> dict[str, Any]:
+        """The entry as JSON, artifact paths repo-relative (``directory`` is the contract's, e.g. versions/x)."""
+        return {
+            "version": str(self.version),
+            "schema_version": str(self.schema_version),
+            "class": self.prompt_class,
+            "schema_class": self.schema_class,
+            "date": self.date,
+            "note": self.note,
+            "status": self.status,
+            "artifacts": {f"{directory}/{path}": digest for path, digest in self.artifacts.items()},
+        }
+
+
+@dataclass(frozen=True)
+class ReleaseLock:
+    """A contract's release history, oldest first; empty when the contract has no releases.yaml yet."""
+
+    contract: str
+    releases: tuple[Release, ...] = ()
+    exists: bool = False
+    source: str = ""  # repo-relative path of the lock file
+    lines: Mapping[str, int] = field(default_factory=dict)  # artifact path -> line of its first mention
+
+    @property
+    def directory(self) -> str:
+        return f"{VERSIONS_DIR}/{self.contract}"
+
+    @property
+    def latest(self) -> Release | None:
+        return self.releases[-1] if self.releases else None
+
+    def get(self, version: PromptVersion) -> Release | None:
+        return next((r for r in self.releases if r.version == version), None)
+
+    def released_schemas(self) -> dict[SchemaVersion, str]:
+        """Every released schema version and the path of its file (under versions/<contract>/)."""
+        return {r.schema_version: schema_path(r.schema_version) for r in self.releases}
+
+    def artifacts(self) -> dict[str, str]:
+        """Every locked artifact (path under versions/<contract>/) and its sha256, across all releases."""
+        out: dict[str, str] = {}
+        for release in self.releases:
+            out.update(release.artifacts)
+        return out
+
+    def with_release(self, release: Release) -> ReleaseLock:
+        return ReleaseLock(self.contract, (*self.releases, release), True, self.source, self.lines)
+
+
+def snapshot_path(version: PromptVersion) -> str:
+    return f"prompts/{version}.j2"
+
+
+def frozen_dir(version: PromptVersion) -> str:
+    """Where the templates a snapshot imports are frozen, under versions/<contract>/."""
+    return f"prompts/{version}"
+
+
+def schema_path(version: SchemaVersion) -> str:
+    return f"schemas/{version}.json"
+
+
+def lock_path(root: Path, contract: str) -> Path:
+    return root / VERSIONS_DIR / contract / LOCK_FILE
+
+
+def load_lock(root: Path, contract: str) -> ReleaseLock:
+    """Read ``versions/<contract>/releases.yaml``; an absent file is an empty history."""
+    path = lock_path(root, contract)
+    source = f"{VERSIONS_DIR}/{contract}/{LOCK_FILE}"
+    if not path.is_file():
+        return ReleaseLock(contract, source=source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LockError(source, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise LockError(source, "not UTF-8 text") from None
+    return parse_lock(text, contract, source)
+
+
+def parse_lock(text: str, contract: str, source: str) -> ReleaseLock:
+    """Parse lock text; every problem is a LockError naming the entry and key."""
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise LockError(source, f"{where}invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(data, dict):
+        raise LockError(source, "must be a YAML mapping with 'contract', 'lock_version' and 'releases'")
+    unknown = sorted(set(data) - {"contract", "lock_version", "releases"})
+    if unknown:
+        raise LockError(source, f"unknown key {unknown[0]!r}")
+    if data.get("contract") != contract:
+        raise LockError(source, f"key 'contract' is {data.get('contract')!r} but the directory is {contract!r}")
+    if data.get("lock_version") != LOCK_VERSION:
+        raise LockError(source, f"key 'lock_version' must be {LOCK_VERSION} (this promptops reads version 1)")
+    entries = data.get("releases")
+    if not isinstance(entries, list):
+        raise LockError(source, "key 'releases' must be a list")
+    releases = tuple(_release(entry, f"releases[{i}]", source) for i, entry in enumerate(entries))
+    _check_history(releases, source)
+    return ReleaseLock(contract, releases, True, source, _artifact_lines(text))
+
+
+def dump_lock(lock: ReleaseLock) -> str:
+    """The lock as YAML text, deterministic (entries oldest first, keys in a fixed order)."""
+    entries = [
+        {
+            "version": str(r.version),
+            "schema_version": str(r.schema_version),
+            "class": r.prompt_class,
+            "schema_class": r.schema_class,
+            "date": r.date,
+            "note": r.note,
+            "status": r.status,
+            "artifacts": dict(r.artifacts),
+        }
+        for r in lock.releases
+    ]
+    body = {"contract": lock.contract, "lock_version": LOCK_VERSION, "releases": entries}
+    text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
+    return _HEADER.format(contract=lock.contract) + text
+
+
+def _release(entry: Any, where: str, source: str) -> Release:
+    def fail(key: str, problem: str) -> LockError:
+        return LockError(source, f"key '{where}.{key}': {problem}")
+
+    if not isinstance(entry, dict):
+        raise LockError(source, f"{where}: must be a mapping")
+    unknown = sorted(set(entry) - set(_ENTRY_KEYS))
+    if unknown:
+        raise fail(unknown[0], "unknown key")
+    for key in _ENTRY_KEYS:
+        if key not in entry:
+            raise fail(key, "missing")
+    try:
+        version = PromptVersion.parse(entry["version"])
+        if entry["version"] != str(version):
+            raise VersionError(f"prompt version {entry['version']!r} must be written MAJOR.MINOR.PATCH")
+    except VersionError as exc:
+        raise fail("version", str(exc)) from None
+    try:
+        schema = SchemaVersion.parse(entry["schema_version"])
+    except VersionError as exc:
+        raise fail("schema_version", str(exc)) from None
+    for key, allowed in (("class", PROMPT_CLASSES), ("schema_class", SCHEMA_CLASSES), ("status", STATUSES)):
+        if entry[key] not in allowed:
+            raise fail(key, f"must be one of {', '.join(allowed)}")
+    if not isinstance(entry["date"], str) or not _DATE.match(entry["date"]):
+        raise fail("date", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ")
+    if not isinstance(entry["note"], str):
+        raise fail("note", "must be a string")
+    artifacts = entry["artifacts"]
+    if not isinstance(artifacts, dict) or not artifacts:
+        raise fail("artifacts", "must map artifact paths to sha256 digests")
+    for path, digest in artifacts.items():
+        if not isinstance(path, str) or path.startswith("/") or ".." in path.split("/") or "\\" in path:
+            raise fail("artifacts", f"{path!r} is not a relative path under the contract directory")
+        if not isinstance(digest, str) or not _SHA256.match(digest):
+            raise fail(f"artifacts.{path}", "must be a sha256 digest (64 lowercase hex digits)")
+    for needed in (snapshot_path(version), schema_path(schema)):
+        if needed not in artifacts:
+            raise fail("artifacts", f"must include {needed}")
+    return Release(
+        version,
+        schema,
+        entry["class"],
+        entry["schema_class"],
+        entry["date"],
+        entry["note"],
+        entry["status"],
+        dict(artifacts),
+    )
+
+
+def _check_history(releases: tuple[Release, ...], source: str) -> None:
+    seen: dict[str, tuple[str, str]] = {}
+    for index, release in enumerate(releases):
+        if index and release.version <= releases[index - 1].version:
+            previous = releases[index - 1].version
+            raise LockError(source, f"key 'releases[{index}].version': {release.version} does not follow {previous}")
+        for path, digest in release.artifacts.items():
+            first = seen.setdefault(path, (digest, str(release.version)))
+            if first[0] != digest:
+                raise LockError(
+                    source,
+                    f"key 'releases[{index}].artifacts.{path}': digest differs from the one release {first[1]} locked",
+                )
+
+
+def _artifact_lines(text: str) -> dict[str, int]:
+    """Line (1-based) where each artifact path is first listed, so findings can point into the lock."""
+    out: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        key, sep, _ = line.strip().partition(":")
+        if sep and "/" in key:
+            out.setdefault(key.strip("'\""), number)
+    return out
