@@ -17,13 +17,18 @@ REPO = REPO_ROOT
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A project root with the review-result contract only: its versions/ directory, head template and the
-    shared partials. The lint and render machinery tests count and name files against this one contract."""
+    """A project root with the review-result contract only, as it stood when its first release was cut: its
+    contract.yaml, schema 1.0, and the head template and partials of release 1.0.0 (from the frozen snapshot),
+    with no release lock. The lint and render machinery tests count and name files against this one contract,
+    so it must not move each time the repository cuts a release."""
     root = tmp_path / "project"
-    (root / "versions").mkdir(parents=True)
-    shutil.copytree(REPO / "versions" / "review-result", root / "versions" / "review-result")
-    shutil.copytree(REPO / "templates" / "_partials", root / "templates" / "_partials")
-    shutil.copy(REPO / "templates" / "review-result.j2", root / "templates" / "review-result.j2")
+    source = REPO / "versions" / "review-result"
+    contract = root / "versions" / "review-result"
+    (contract / "schemas").mkdir(parents=True)
+    shutil.copy(source / "contract.yaml", contract / "contract.yaml")
+    shutil.copy(source / "schemas" / "1.0.json", contract / "schemas" / "1.0.json")
+    shutil.copytree(source / "prompts" / "1.0.0" / "_partials", root / "templates" / "_partials")
+    shutil.copy(source / "prompts" / "1.0.0.j2", root / "templates" / "review-result.j2")
     return root
 
 

@@ -65,7 +65,7 @@ def _team_repo(tmp_path: Path) -> Path:
     repo.mkdir()
     shutil.copytree(REPO / "versions", repo / "versions")
     shutil.copytree(REPO / "templates", repo / "templates")
-    (repo / "README.md").write_text("not a template\n", encoding="utf-8")
+    (repo / "README.md").write_text("not a template {{ unclosed\n", encoding="utf-8")  # fails lint if linted
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     return repo
@@ -91,8 +91,8 @@ def test_hook_passes_a_good_template_and_fails_a_bad_one(
     assert good.returncode == 0, good.stdout + good.stderr
     assert "promptops lint" in good.stdout
     assert "Passed" in good.stdout
-    staged = len(list((REPO / "templates").rglob("*.j2")))
-    assert f"All checks passed: {staged} files linted." in good.stdout  # the staged Jinja files, not README.md
+    # Only the staged Jinja files reach the hook (in batches): README.md would fail PO000.
+    assert "All checks passed:" in good.stdout and "README.md" not in good.stdout
 
     head = repo / "templates" / "review-result.j2"
     head.write_text(

@@ -65,7 +65,9 @@ def test_policy_flags() -> None:
         "validate", "--contract", "review-result", *CHANGED_ARGS, "--schema-version", "1.3", "-", stdin="{}"
     )
     assert no_schema.returncode == 3
-    assert no_schema.stderr == "promptops: error: contract review-result: schema floor 1.3 has no schema (known: 1.0)\n"
+    assert no_schema.stderr == (
+        "promptops: error: contract review-result: schema floor 1.3 has no schema (known: 1.0, 1.1)\n"
+    )
 
 
 def test_changed_files_from_a_file(tmp_path: Path) -> None:
