@@ -8,7 +8,7 @@ from pathlib import Path
 
 from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
 from promptops.lint.subject import Subject
-from promptops.release.artifacts import FreezeError, check_artifacts, template_sources
+from promptops.release.artifacts import check_artifacts
 from promptops.release.lock import ReleaseLock, frozen_dir, snapshot_path
 from promptops.render import TEMPLATES_DIR
 from promptops.versioning import PromptVersion
@@ -74,28 +74,35 @@ class ReleasedArtifactModified(Rule):
 def snapshot_difference(subject: Subject, root: Path, lock: ReleaseLock, version: PromptVersion) -> str | None:
     """How the head template ``subject`` differs from the released snapshot of ``version``, or None.
 
-    The head and every template it imports are compared byte for byte with the snapshot and the partials
-    frozen with it, so an edited partial counts as much as an edited head.
+    The head is compared byte for byte with the snapshot, and every partial frozen with the release with
+    the template of the same name under ``templates/``. Equal bytes import equal names, so this covers the
+    head's whole import closure without parsing anything.
     """
-    assert subject.environment is not None
+    release = lock.get(version)
+    assert release is not None
     base = root / lock.directory
-    try:
-        head_name = subject.path.relative_to((root / TEMPLATES_DIR).resolve()).as_posix()
-        sources = template_sources(subject.environment, head_name)
-    except (ValueError, FreezeError) as exc:
-        return f"it cannot be compared with its snapshot ({exc})"
-    frozen = {head_name: base / snapshot_path(version)}
-    frozen.update({name: base / frozen_dir(version) / name for name in sources if name != head_name})
-    for name, data in sources.items():
-        target = frozen[name]
-        rel = f"{lock.directory}/{target.relative_to(base).as_posix()}"
-        released = target.read_bytes() if target.is_file() else None
-        if released == data:
-            continue
-        what = "this template" if name == head_name else f"{TEMPLATES_DIR}/{name}"
+    snapshot = base / snapshot_path(version)
+    released = snapshot.read_bytes() if snapshot.is_file() else None
+    if released != subject.path.read_bytes():
         if released is None:
-            return f"{what} has no frozen copy {rel}"
-        return f"{what} differs from {rel} (from line {_first_difference(released, data)})"
+            return f"its snapshot {lock.directory}/{snapshot_path(version)} is missing"
+        current = subject.path.read_bytes()
+        line = _first_difference(released, current)
+        return f"this template differs from {lock.directory}/{snapshot_path(version)} (from line {line})"
+    prefix = f"{frozen_dir(version)}/"
+    for path in sorted(p for p in release.artifacts if p.startswith(prefix)):
+        name = path.removeprefix(prefix)
+        template = root / TEMPLATES_DIR / name
+        frozen = base / path
+        now = template.read_bytes() if template.is_file() else None
+        then = frozen.read_bytes() if frozen.is_file() else None
+        if now == then:
+            continue
+        if now is None or then is None:
+            gone = f"{TEMPLATES_DIR}/{name}" if now is None else f"{lock.directory}/{path}"
+            return f"{gone} (imported by release {version}) is missing"
+        line = _first_difference(then, now)
+        return f"{TEMPLATES_DIR}/{name} differs from {lock.directory}/{path} (from line {line})"
     return None
 
 
