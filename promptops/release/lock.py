@@ -270,10 +270,21 @@ def _check_history(releases: tuple[Release, ...], source: str) -> None:
 
 
 def _artifact_lines(text: str) -> dict[str, int]:
-    """Line (1-based) where each artifact path is first listed, so findings can point into the lock."""
+    """Line (1-based) where each artifact path is first listed under an ``artifacts:`` key, so findings can
+    point into the lock (the lock is parsed already; this only locates, as the dumper lays it out)."""
     out: dict[str, int] = {}
+    inside: int | None = None  # indentation of the current artifacts: key
     for number, line in enumerate(text.splitlines(), start=1):
+        indent = len(line) - len(line.lstrip(" "))
+        if line.strip() == "artifacts:":
+            inside = indent
+            continue
+        if inside is None or not line.strip():
+            continue
+        if indent <= inside:
+            inside = None
+            continue
         key, sep, _ = line.strip().partition(":")
-        if sep and "/" in key:
+        if sep:
             out.setdefault(key.strip("'\""), number)
     return out
