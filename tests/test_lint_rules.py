@@ -3,8 +3,8 @@ the given findings and templates that must pass. Cases edit a hand-written base 
 rule, so each case shows exactly which change a rule catches, near misses included.
 
 Release-lock cases add ``release: {replace: [...]}``: the base (so edited) is first cut as release 1.0.0 by
-the real ``promptops.release`` library, then the case's template is written, then ``edit`` ([file, old,
-new]), ``delete`` ([file]) and ``write`` ({file: text}) change the project, and ``lint`` names what to lint
+the real ``promptops.release`` library, then the case's template is written, then ``copy`` ([from, to]), ``edit``
+([file, old, new]), ``delete`` ([file]) and ``write`` ({file: text}) change the project, and ``lint`` names what to lint
 (default: the case's path).
 An expected finding is [line, fragment], [code, line, fragment] or [code, file, line, fragment]."""
 
@@ -49,6 +49,8 @@ def _release(project: Path, case: dict[str, Any]) -> None:
 
 
 def _change(project: Path, case: dict[str, Any]) -> None:
+    for source, target in case.get("copy", []):
+        (project / target).write_bytes((project / source).read_bytes())
     for file, old, new in case.get("edit", []):
         target = project / file
         text = target.read_text(encoding="utf-8")

@@ -222,3 +222,33 @@ def test_tool_failures_exit_3_with_one_line(unreleased: Path, cli: Cli) -> None:
     code, _, err = cut(cli, unreleased)
     assert code == 3
     assert err == f"promptops: error: {LOCK}: key 'releases[0].schema_version': missing\n"
+
+
+def test_a_new_schema_major_needs_a_prompt_major(unreleased: Path, cli: Cli) -> None:
+    assert cut(cli, unreleased)[0] == 0
+    schema = write_schema(unreleased, "2.0")
+    data = json.loads(schema.read_text(encoding="utf-8"))
+    data["properties"]["findings"]["items"]["required"].append("cwe")  # a new required field: major
+    schema.write_text(json.dumps(data), encoding="utf-8")
+    set_pins(unreleased, "1.1.0", "2.0")
+    code, out, _ = cut(cli, unreleased, "--format", "json")
+    body = json.loads(out)
+    assert code == 2
+    assert body["refusals"] == [
+        "declared 1.1.0 (minor) but the change is major: use 2.0.0\n"
+        "  schema_retargeted: retargeted from schema 1.0 to 2.0: a new schema major\n"
+        "  field_restated: finding field `cwe` is newly restated as required: a new requirement the previous "
+        "prompt did not state"
+    ]
+    assert (body["schema"]["declared"], body["schema"]["computed"]) == ("major", "major")
+
+    set_pins(unreleased, "2.0.0")
+    assert cut(cli, unreleased)[0] == 0
+    code, out, _ = cli(unreleased, "compat", "matrix", "--contract", "review-result", "--format", "json")
+    cells = {(c["floor"], c["prompt_version"]): c["reading"] for c in json.loads(out)["cells"]}
+    assert cells == {
+        ("1.0", "1.0.0"): "exact",
+        ("1.0", "2.0.0"): "rejected",
+        ("2.0", "1.0.0"): "rejected",
+        ("2.0", "2.0.0"): "exact",
+    }

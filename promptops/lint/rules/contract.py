@@ -47,7 +47,8 @@ class PinnedVersions(Rule):
     release or a newer version; a head pinning a released version must match that release byte for byte
     (the template and every partial it imports, against the snapshot and the partials frozen with it), so an
     unreleased edit cannot hide behind a released number; and ``policy.prompt_version`` may pin the head's
-    version or any released one (the release the default parser serves while the head is ahead of it).
+    version or any released one (the release the default parser serves while the head is ahead of it), as
+    ``policy.schema_floor`` may stay at a released schema while the head targets a newer major.
 
     Fails (the contract pins prompt 1.0.0)::
 
@@ -189,7 +190,9 @@ class PinnedVersions(Rule):
                 f"accepts ({accepted}, policy.prompt_version in {source}{either})",
             )
         yield from self._against_lock(subject, context, prompt, prompt_span)
-        if not schema_accepted(policy.schema_floor, schema):
+        # Likewise a released floor may still be served while the head prepares a newer schema major.
+        served_floor = policy.schema_floor in set(released.values()) and schema > policy.schema_floor
+        if not schema_accepted(policy.schema_floor, schema) and not served_floor:
             yield self.finding(
                 subject,
                 schema_span,
