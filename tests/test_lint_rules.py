@@ -37,9 +37,7 @@ def test_rule_case(project: Path, rule: str, case: dict[str, Any]) -> None:
     (project / "templates" / "review-result.j2").unlink()  # only the case's template is a head here
     path = project / case.get("path", "templates/review-result.j2")
     path.write_text(_template(case), encoding="utf-8")
-    config = LintConfig(
-        select=tuple(case.get("select", [rule])), render_context=case.get("render_context", {})
-    )
+    config = LintConfig(select=tuple(case.get("select", [rule])), render_context=case.get("render_context", {}))
 
     report = lint(project, [path], config)
 
