@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "render": "promptops.cli.render:render",
     "merge": "promptops.cli.merge:merge_command",
     "compat": "promptops.cli.compat:compat",
+    "rollout": "promptops.cli.rollout:rollout",
 }
 
 
