@@ -173,13 +173,9 @@ def test_ignore_select_and_per_file_ignores(project: Path, cli: Cli) -> None:
     assert cli(project, "lint")[0] == 2  # PO00 is a prefix of PO004
     config.write_text("[tool.promptops.lint]\nselect = ['PO01', 'PO9']\n", encoding="utf-8")
     assert cli(project, "lint")[0] == 0
-    config.write_text(
-        "[tool.promptops.lint.per-file-ignores]\n'templates/review-*.j2' = ['PO004']\n", encoding="utf-8"
-    )
+    config.write_text("[tool.promptops.lint.per-file-ignores]\n'templates/review-*.j2' = ['PO004']\n", encoding="utf-8")
     assert cli(project, "lint")[0] == 0
-    config.write_text(
-        "[tool.promptops.lint.per-file-ignores]\n'prompts/*.j2' = ['PO004']\n", encoding="utf-8"
-    )
+    config.write_text("[tool.promptops.lint.per-file-ignores]\n'prompts/*.j2' = ['PO004']\n", encoding="utf-8")
     assert cli(project, "lint")[0] == 2
 
 
@@ -208,9 +204,7 @@ def test_a_changed_partial_brings_in_the_head_templates(project: Path, cli: Cli)
 
 
 def test_a_changed_contract_file_brings_in_its_head_template(project: Path, cli: Cli) -> None:
-    _edit(
-        project, "versions/review-result/contract.yaml", 'prompt_version: "1.0.0"', 'prompt_version: "1.1.0"'
-    )
+    _edit(project, "versions/review-result/contract.yaml", 'prompt_version: "1.0.0"', 'prompt_version: "1.1.0"')
     code, out, _ = cli(project, "lint", str(project / "versions/review-result/contract.yaml"))
     assert code == 2
     assert "PO001 [error] prompt_version 1.0.0 is not what the contract's parser accepts (1.1.0" in out
@@ -281,8 +275,7 @@ def test_release_lock_hook_checks_the_released_schema(project: Path) -> None:
     assert [(f.code, f.message) for f in report.findings] == [
         (
             "PO001",
-            "prompt 1.0.0 was released with schema_version 1.1; retargeting the schema needs a new "
-            "prompt_version",
+            "prompt 1.0.0 was released with schema_version 1.1; retargeting the schema needs a new prompt_version",
         )
     ]
 
@@ -302,9 +295,7 @@ def test_lint_imports_neither_duckdb_pyarrow_nor_jsonschema() -> None:
         "import sys; from promptops.cli import run; code = run(['lint']); "
         "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'pyarrow', 'jsonschema'}))"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
-    )
+    completed = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
     assert completed.stdout.splitlines()[-1] == "0 []"
 
 

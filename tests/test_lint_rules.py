@@ -70,9 +70,7 @@ def test_rule_case(project: Path, rule: str, case: dict[str, Any]) -> None:
     path = project / case.get("path", "templates/review-result.j2")
     path.write_text(_template(case), encoding="utf-8")
     _change(project, case)
-    config = LintConfig(
-        select=tuple(case.get("select", [rule])), render_context=case.get("render_context", {})
-    )
+    config = LintConfig(select=tuple(case.get("select", [rule])), render_context=case.get("render_context", {}))
 
     report = lint(project, [project / p for p in case.get("lint", [])] or [path], config)
 

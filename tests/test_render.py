@@ -68,18 +68,14 @@ def test_a_changed_file_name_cannot_smuggle_lines_into_the_prompt(project: Path)
 def test_missing_variable_names_it_and_the_template_line(project: Path) -> None:
     head = project / "templates" / "review-result.j2"
     head.write_text(
-        head.read_text(encoding="utf-8").replace(
-            "## Versions", "Pull request: {{ pr_title }}\n\n## Versions"
-        ),
+        head.read_text(encoding="utf-8").replace("## Versions", "Pull request: {{ pr_title }}\n\n## Versions"),
         encoding="utf-8",
     )
     line = head.read_text(encoding="utf-8").splitlines().index("Pull request: {{ pr_title }}") + 1
 
     with pytest.raises(RenderError) as caught:
         _render(project)
-    assert (
-        str(caught.value) == f"templates/review-result.j2:{line}: undefined variable: 'pr_title' is undefined"
-    )
+    assert str(caught.value) == f"templates/review-result.j2:{line}: undefined variable: 'pr_title' is undefined"
 
     assert "Pull request: Fix cache race" in _render(project, variables={"pr_title": "Fix cache race"})
 
@@ -120,9 +116,7 @@ def test_version_selects_snapshot_head_or_fails(project: Path) -> None:
         "Old prompt {{ prompt_version }} for {{ changed_files | join(', ') }}.\n",
         encoding="utf-8",
     )
-    old = Renderer(project).render(
-        contract, version=PromptVersion.parse("0.9"), changed_files=["a.py", "b.py"]
-    )
+    old = Renderer(project).render(contract, version=PromptVersion.parse("0.9"), changed_files=["a.py", "b.py"])
     assert (old.template, old.text) == (
         "versions/review-result/prompts/0.9.0.j2",
         "Old prompt 0.9.0 for a.py, b.py.\n",
@@ -154,8 +148,7 @@ def test_snapshot_renders_from_its_own_directory_only(project: Path) -> None:
     [
         ('{% set schema_version = "1.0" %}', "no prompt_version pin"),
         (
-            '{% set prompt_version = "1.0.0" %}{% set prompt_version = "1.0.0" %}'
-            '{% set schema_version = "1.0" %}',
+            '{% set prompt_version = "1.0.0" %}{% set prompt_version = "1.0.0" %}{% set schema_version = "1.0" %}',
             "prompt_version is pinned twice",
         ),
         ('{% set prompt_version = "v1" %}{% set schema_version = "1.0" %}', "is not MAJOR.MINOR[.PATCH]"),
@@ -176,9 +169,7 @@ def test_compiled_templates_are_cached_per_renderer(project: Path) -> None:
     renderer = Renderer(project)
     first = renderer.render(contract, changed_files=["a.py"]).text
     head = project / "templates" / "review-result.j2"
-    head.write_text(
-        head.read_text(encoding="utf-8").replace("senior software engineer", "reviewer"), encoding="utf-8"
-    )
+    head.write_text(head.read_text(encoding="utf-8").replace("senior software engineer", "reviewer"), encoding="utf-8")
     assert renderer.render(contract, changed_files=["a.py"]).text == first  # compiled once, not re-read
     assert "You are a reviewer" in Renderer(project).render(contract).text
 
@@ -225,9 +216,7 @@ def test_cli_render_errors_exit_3_with_one_line(project: Path, cli: Cli) -> None
     )
     code, _, err = run(project, "render", "--contract", "review-result", "--var", "pr_title=X")
     assert code == 0
-    code, _, err = run(
-        project, "render", "--contract", "review-result", "--version", "2.0.0", "--var", "pr_title=X"
-    )
+    code, _, err = run(project, "render", "--contract", "review-result", "--version", "2.0.0", "--var", "pr_title=X")
     assert code == 3
     assert "no prompt 2.0.0 for contract review-result" in err
     code, _, err = run(project, "render", "--contract", "review-result", "--var", "no-equals")

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "merge": "promptops.cli.merge:merge_command",
     "compat": "promptops.cli.compat:compat",
     "release": "promptops.cli.release:release",
+    "rollout": "promptops.cli.rollout:rollout",
 }
 
 

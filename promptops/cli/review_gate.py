@@ -10,10 +10,14 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
+from promptops.changes import changed_files_from_git, read_changed_files
+from promptops.cli.project import Project, pass_project
+from promptops.contract import list_contracts
+from promptops.parsing import ChangedFiles
 from promptops.review_gate import (
     ReviewGateError,
     ReviewPolicy,
@@ -24,6 +28,7 @@ from promptops.review_gate import (
     review,
     stderr_notice,
 )
+from promptops.review_gate.reviewers import DEFAULT_BLOCK_CONFIDENCE, ReviewerOutputs
 
 CONFIG_FILE = "pyproject.toml"
 CONFIG_TABLE = ("tool", "promptops", "review-gate")
@@ -44,6 +49,21 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
     show_default=True,
     help="Repository holding the evidence and its pyproject.toml.",
 )
+@click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file, for reviewer outputs.")
+@click.option(
+    "--changed-files-from",
+    type=click.File("r", encoding="utf-8"),
+    metavar="FILE",
+    help="File listing changed files, one per line, for reviewer outputs.",
+)
+@click.option("--git-diff", "git_range", metavar="BASE...HEAD", help="Changed files from git diff in --repo.")
+@click.option(
+    "--block-confidence",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_BLOCK_CONFIDENCE,
+    show_default=True,
+    help="A merged reviewer finding at the highest severity blocks from this confidence up.",
+)
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 when the review passes with warnings.")
 @click.option("--strict-artifacts", is_flag=True, help="Exit 2 when no review artifacts exist for the stage.")
 # Same option as promptops.cli.project.format_option, declared here because that helper's return annotation
@@ -56,8 +76,19 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
     show_default=True,
     help="Output format.",
 )
+@pass_project
 def review_gate(
-    spec_id: str, stage: str, repo: Path, strict_warnings: bool, strict_artifacts: bool, output_format: str
+    project: Project,
+    spec_id: str,
+    stage: str,
+    repo: Path,
+    changed: tuple[str, ...],
+    changed_files_from: IO[str] | None,
+    git_range: str | None,
+    block_confidence: float,
+    strict_warnings: bool,
+    strict_artifacts: bool,
+    output_format: str,
 ) -> int:
     """Gate a change on its reviewers' evidence for one stage of a spec.
 
@@ -67,7 +98,15 @@ def review_gate(
     policy = ReviewPolicy(
         strict_warnings=strict_warnings, strict_artifacts=strict_artifacts, topology=load_topology(repo)
     )
-    result = review(ReviewRequest(repo_root=repo, spec_id=spec_id, stage=Stage.parse(stage), policy=policy))
+    provider = ReviewerOutputs(
+        contracts={name: project.contract(name) for name in list_contracts(project.root)},
+        changed_files=_changed_files(repo, changed, changed_files_from, git_range),
+        block_confidence=block_confidence,
+    )
+    request = ReviewRequest(
+        repo_root=repo, spec_id=spec_id, stage=Stage.parse(stage), policy=policy, signal_providers=(provider,)
+    )
+    result = review(request)
     notice = stderr_notice(result)
     if notice is not None:
         click.echo(f"promptops: {notice}", err=True)
@@ -76,6 +115,20 @@ def review_gate(
     else:
         click.echo("\n".join(render_text(result)))
     return result.exit_code
+
+
+def _changed_files(
+    repo: Path, changed: tuple[str, ...], listing: IO[str] | None, git_range: str | None
+) -> ChangedFiles | None:
+    """The review target's changed files for reviewer outputs, or None when no source was given."""
+    if not changed and listing is None and git_range is None:
+        return None
+    paths = list(changed)
+    if listing is not None:
+        paths += read_changed_files(listing.read())
+    if git_range is not None:
+        paths += changed_files_from_git(repo, git_range)
+    return ChangedFiles(paths)
 
 
 def load_topology(repo: Path) -> Topology:

@@ -1,7 +1,7 @@
 """The extension point for more evidence: signal providers.
 
 The review reads the consensus file the seed describes. A provider adds signals from other evidence of the
-same checkpoint; the planned one validates and merges reviewer outputs of promptops contracts found beside
+same checkpoint; promptops.review_gate.reviewers validates and merges reviewer outputs of promptops contracts beside
 the consensus files (issue 9, part 4) and reports a merged finding at the highest severity with high
 confidence as blocking. Provider signals go through the same resolution as consensus signals, so the
 invariant ``AutoApply => no blocking signals`` holds for them too, and the artifacts a provider reports

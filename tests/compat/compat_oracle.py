@@ -23,8 +23,7 @@ from jsonschema.validators import validator_for
 from promptops.compat import Comparison
 
 # Keywords whose values are subschemas, lists of subschemas, or maps of subschemas.
-_ONE = ("additionalProperties", "additionalItems", "items", "not", "if", "then", "else", "contains",
-        "propertyNames")
+_ONE = ("additionalProperties", "additionalItems", "items", "not", "if", "then", "else", "contains", "propertyNames")
 _MANY = ("allOf", "anyOf", "oneOf", "items")
 _MAP = ("properties", "patternProperties", "definitions", "$defs", "dependencies")
 _FLIPS = ("not", "if", "then", "else")
@@ -108,26 +107,29 @@ def sampling(schema: Any, depth: int = 3, size: int = 3) -> Any:
 
 
 def _number(schema: dict[str, Any], plain: str, exclusive: str) -> float | None:
-    values = [v for v in (schema.get(plain), schema.get(exclusive)) if isinstance(v, int | float)
-              and not isinstance(v, bool)]
+    values = [
+        v for v in (schema.get(plain), schema.get(exclusive)) if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
     return values[0] if values else None
 
 
 def universe(names: tuple[str, ...] = ("a", "b", "c", "x1")) -> st.SearchStrategy[Any]:
     """Small JSON values built from the names, numbers and strings the test schemas use."""
-    scalars = (st.none() | st.booleans() | st.integers(-5, 8) | st.sampled_from((0.5, 2.5, -1.5))
-               | st.sampled_from(("", "a", "b", "ab", "x1", "ba", "A", "2024-01-01")))
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(-5, 8)
+        | st.sampled_from((0.5, 2.5, -1.5))
+        | st.sampled_from(("", "a", "b", "ab", "x1", "ba", "A", "2024-01-01"))
+    )
     return st.recursive(
         scalars,
-        lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(names), children,
-                                                                         max_size=3),
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(names), children, max_size=3),
         max_leaves=6,
     )
 
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
-    (Path(__file__).parent / "cases.yaml").read_text(encoding="utf-8")
-)
+CASES: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "cases.yaml").read_text(encoding="utf-8"))
 """The hand-written pairs of cases.yaml."""
 
 _STRATEGIES: dict[str, st.SearchStrategy[Any]] = {}

@@ -82,9 +82,14 @@ def test_tolerant_enum_policy_makes_an_added_value_minor() -> None:
     ("schema", "problem"),
     [
         pytest.param({"$ref": "#"}, "cycle of references", id="self-reference"),
-        pytest.param({"$ref": "#/definitions/a", "definitions": {"a": {"$ref": "#/definitions/b"},
-                                                                  "b": {"$ref": "#/definitions/a"}}},
-                     "cycle of references", id="ref-loop"),
+        pytest.param(
+            {
+                "$ref": "#/definitions/a",
+                "definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"$ref": "#/definitions/a"}},
+            },
+            "cycle of references",
+            id="ref-loop",
+        ),
         pytest.param({"items": {"$ref": "#/nope"}}, "points nowhere", id="dangling"),
         pytest.param({"type": "strin"}, "unknown type", id="type"),
         pytest.param({"minLength": -1}, "non-negative integer", id="count"),
@@ -102,20 +107,39 @@ def test_malformed_schemas_raise_one_line_errors(schema: Any, problem: str) -> N
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        pytest.param({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array",
-                      "prefixItems": [{"type": "string"}],
-                      "items": False},
-                     {"type": "array", "items": [{"type": "string"}], "additionalItems": False},
-                     id="prefix-items"),
-        pytest.param({"$schema": "https://json-schema.org/draft/2020-12/schema",
-                      "$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 3},
-                     {"type": "string", "maxLength": 3}, id="ref-with-siblings-2020"),
-        pytest.param({"$defs": {"s": {"$anchor": "str", "type": "string"}}, "items": {"$ref": "#str"}},
-                     {"items": {"type": "string"}}, id="anchor"),
-        pytest.param({"definitions": {"s": {"type": "string"}}, "$ref": "#/definitions/s", "maxLength": 3},
-                     {"type": "string"}, id="ref-siblings-ignored-draft7"),
-        pytest.param({"type": "object", "required": ["a"], "properties": {"a": False}}, False,
-                     id="required-forbidden-property"),
+        pytest.param(
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "array",
+                "prefixItems": [{"type": "string"}],
+                "items": False,
+            },
+            {"type": "array", "items": [{"type": "string"}], "additionalItems": False},
+            id="prefix-items",
+        ),
+        pytest.param(
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "$defs": {"s": {"type": "string"}},
+                "$ref": "#/$defs/s",
+                "maxLength": 3,
+            },
+            {"type": "string", "maxLength": 3},
+            id="ref-with-siblings-2020",
+        ),
+        pytest.param(
+            {"$defs": {"s": {"$anchor": "str", "type": "string"}}, "items": {"$ref": "#str"}},
+            {"items": {"type": "string"}},
+            id="anchor",
+        ),
+        pytest.param(
+            {"definitions": {"s": {"type": "string"}}, "$ref": "#/definitions/s", "maxLength": 3},
+            {"type": "string"},
+            id="ref-siblings-ignored-draft7",
+        ),
+        pytest.param(
+            {"type": "object", "required": ["a"], "properties": {"a": False}}, False, id="required-forbidden-property"
+        ),
     ],
 )
 def test_equivalent_spellings_are_patch(old: Any, new: Any) -> None:

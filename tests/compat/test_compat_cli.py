@@ -68,20 +68,24 @@ def test_annotation_only_change_is_patch(tmp_path: Path, capsys: pytest.CaptureF
     new = _write(tmp_path / "new.json", data)
     assert run(["compat", "diff", str(REVIEW_RESULT), str(new), "--format", "json"]) == exits.OK
     assert json.loads(capsys.readouterr().out) == {
-        "change": "patch", "backward_compatible": True, "forward_compatible": True, "differences": [],
+        "change": "patch",
+        "backward_compatible": True,
+        "forward_compatible": True,
+        "differences": [],
     }
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        pytest.param('{"type": "object",\n  "properties": {"a": 1,}}', "invalid JSON at line 2, column 25",
-                     id="syntax"),
+        pytest.param(
+            '{"type": "object",\n  "properties": {"a": 1,}}', "invalid JSON at line 2, column 25", id="syntax"
+        ),
         pytest.param('{"type": "strin"}', "not a valid Draft7 schema at $.type", id="metaschema"),
         pytest.param('{"type": "number", "minimum": NaN}', "NaN is not a JSON value", id="nan"),
         pytest.param('{"type": "string", "type": "number"}', "key 'type' appears twice", id="duplicate-key"),
         pytest.param('{"items": {"$ref": "#/definitions/missing"}}', "points nowhere", id="dangling-ref"),
-        pytest.param('[1, 2]', "must be a JSON object or boolean", id="not-a-schema"),
+        pytest.param("[1, 2]", "must be a JSON object or boolean", id="not-a-schema"),
     ],
 )
 def test_bad_schema_file_is_one_line_error_naming_it(

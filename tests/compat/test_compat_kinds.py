@@ -25,16 +25,18 @@ def test_case(case: dict[str, Any], direction: str) -> None:
     old, new = (case["old"], case["new"]) if direction == "expect" else (case["new"], case["old"])
     expected = case[direction]
     comparison = classify(old, new)
-    got = [
-        _describe(d.kind, d.path, d.backward, d.forward, d.forward_tolerant) for d in comparison.differences
-    ]
+    got = [_describe(d.kind, d.path, d.backward, d.forward, d.forward_tolerant) for d in comparison.differences]
     assert got == expected["differences"]
     assert comparison.change is Change(expected["change"])
 
 
 def test_every_kind_is_covered_in_both_directions() -> None:
-    seen = {line.split()[0] for case in CASES for direction in ("expect", "reverse")
-            for line in case[direction]["differences"]}
+    seen = {
+        line.split()[0]
+        for case in CASES
+        for direction in ("expect", "reverse")
+        for line in case[direction]["differences"]
+    }
     assert seen == {str(kind) for kind in Kind}
 
 

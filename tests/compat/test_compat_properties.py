@@ -29,16 +29,27 @@ Schema = dict[str, Any]
 
 
 def leaves() -> st.SearchStrategy[Schema]:
-    string = st.fixed_dictionaries({"type": st.just("string")}, optional={
-        "minLength": st.integers(0, 3), "maxLength": st.integers(0, 6), "pattern": st.sampled_from(PATTERNS),
-        "enum": st.lists(st.sampled_from(("a", "b", "ab", "x1")), min_size=1, max_size=3, unique=True),
-    })
-    number = st.fixed_dictionaries({"type": st.sampled_from(("integer", "number"))}, optional={
-        "minimum": st.integers(-3, 3), "maximum": st.integers(-3, 6), "exclusiveMinimum": st.integers(-3, 3),
-        "multipleOf": st.sampled_from((1, 2, 3, 0.5)),
-    })
-    other = st.sampled_from(({"type": "boolean"}, {"type": "null"}, {"type": ["string", "null"]}, {},
-                             {"enum": [1, "a", None]}))
+    string = st.fixed_dictionaries(
+        {"type": st.just("string")},
+        optional={
+            "minLength": st.integers(0, 3),
+            "maxLength": st.integers(0, 6),
+            "pattern": st.sampled_from(PATTERNS),
+            "enum": st.lists(st.sampled_from(("a", "b", "ab", "x1")), min_size=1, max_size=3, unique=True),
+        },
+    )
+    number = st.fixed_dictionaries(
+        {"type": st.sampled_from(("integer", "number"))},
+        optional={
+            "minimum": st.integers(-3, 3),
+            "maximum": st.integers(-3, 6),
+            "exclusiveMinimum": st.integers(-3, 3),
+            "multipleOf": st.sampled_from((1, 2, 3, 0.5)),
+        },
+    )
+    other = st.sampled_from(
+        ({"type": "boolean"}, {"type": "null"}, {"type": ["string", "null"]}, {}, {"enum": [1, "a", None]})
+    )
     return st.one_of(string, number, other)
 
 
@@ -52,13 +63,19 @@ def _object(properties: dict[str, Schema], required: list[str], additional: Any)
 def schemas() -> st.SearchStrategy[Schema]:
     def extend(children: st.SearchStrategy[Schema]) -> st.SearchStrategy[Schema]:
         objects = st.builds(
-            _object, st.dictionaries(st.sampled_from(NAMES), children, max_size=3),
+            _object,
+            st.dictionaries(st.sampled_from(NAMES), children, max_size=3),
             st.lists(st.sampled_from(NAMES), unique=True, max_size=2),
             st.sampled_from((None, False, True, {"type": "string"})),
         )
-        arrays = st.fixed_dictionaries({"type": st.just("array"), "items": children}, optional={
-            "minItems": st.integers(0, 2), "maxItems": st.integers(1, 4), "uniqueItems": st.booleans(),
-        })
+        arrays = st.fixed_dictionaries(
+            {"type": st.just("array"), "items": children},
+            optional={
+                "minItems": st.integers(0, 2),
+                "maxItems": st.integers(1, 4),
+                "uniqueItems": st.booleans(),
+            },
+        )
         unions = st.lists(children, min_size=2, max_size=2).map(lambda branches: {"anyOf": branches})
         return st.one_of(objects, arrays, unions)
 
@@ -83,8 +100,24 @@ def mutate(data: st.DataObject, schema: Schema) -> Schema:
     new = copy.deepcopy(schema)
     for _ in range(data.draw(st.integers(1, 2), label="edits")):
         target = data.draw(st.sampled_from(_subschemas(new)), label="where")
-        edit = data.draw(st.sampled_from(("count", "number", "unique", "pattern", "enum", "type", "property",
-                                          "required", "additional", "annotation", "union")), label="edit")
+        edit = data.draw(
+            st.sampled_from(
+                (
+                    "count",
+                    "number",
+                    "unique",
+                    "pattern",
+                    "enum",
+                    "type",
+                    "property",
+                    "required",
+                    "additional",
+                    "annotation",
+                    "union",
+                )
+            ),
+            label="edit",
+        )
         _apply(data, target, edit)
     return new
 
@@ -196,40 +229,69 @@ def _enums() -> st.SearchStrategy[Schema]:
 
 
 def _arrays() -> st.SearchStrategy[Schema]:
-    items = st.sampled_from(({"type": "integer"}, {"type": "number"}, {"type": "integer", "maximum": 2},
-                             {"enum": [1, 2, 3]}))
-    return _keywords({"type": "array"}, {
-        "items": items, "minItems": st.integers(0, 2), "maxItems": st.integers(0, 3),
-        "uniqueItems": st.booleans(),
-    })
+    items = st.sampled_from(
+        ({"type": "integer"}, {"type": "number"}, {"type": "integer", "maximum": 2}, {"enum": [1, 2, 3]})
+    )
+    return _keywords(
+        {"type": "array"},
+        {
+            "items": items,
+            "minItems": st.integers(0, 2),
+            "maxItems": st.integers(0, 3),
+            "uniqueItems": st.booleans(),
+        },
+    )
 
 
 def _objects() -> st.SearchStrategy[Schema]:
     member = st.sampled_from(({"type": "string"}, {"type": "integer"}, {"type": ["string", "null"]}, {}))
-    return _keywords({"type": "object"}, {
-        "properties": st.dictionaries(st.sampled_from(NAMES), member, max_size=3),
-        "required": st.lists(st.sampled_from(NAMES), unique=True, max_size=2),
-        "additionalProperties": st.sampled_from((False, True, {"type": "string"}, {"type": "integer"})),
-    }) | _keywords({"type": "object", "additionalProperties": False}, {
-        "properties": st.dictionaries(st.sampled_from(NAMES), member, max_size=3),
-        "patternProperties": st.sampled_from(({"^a": {"type": "string"}}, {"^x": {"type": "integer"}})),
-        "minProperties": st.integers(0, 2), "maxProperties": st.integers(1, 3),
-    })
+    return _keywords(
+        {"type": "object"},
+        {
+            "properties": st.dictionaries(st.sampled_from(NAMES), member, max_size=3),
+            "required": st.lists(st.sampled_from(NAMES), unique=True, max_size=2),
+            "additionalProperties": st.sampled_from((False, True, {"type": "string"}, {"type": "integer"})),
+        },
+    ) | _keywords(
+        {"type": "object", "additionalProperties": False},
+        {
+            "properties": st.dictionaries(st.sampled_from(NAMES), member, max_size=3),
+            "patternProperties": st.sampled_from(({"^a": {"type": "string"}}, {"^x": {"type": "integer"}})),
+            "minProperties": st.integers(0, 2),
+            "maxProperties": st.integers(1, 3),
+        },
+    )
 
 
 def _unions() -> st.SearchStrategy[Schema]:
-    branch = st.sampled_from(({"type": "string"}, {"type": "integer"}, {"type": "object", "required": ["a"]},
-                              {"type": "object", "required": ["b"]}, {"type": "null"}))
-    return st.builds(lambda k, b: {k: b}, st.sampled_from(("anyOf", "oneOf")),
-                     st.lists(branch, min_size=1, max_size=3, unique_by=_key))
+    branch = st.sampled_from(
+        (
+            {"type": "string"},
+            {"type": "integer"},
+            {"type": "object", "required": ["a"]},
+            {"type": "object", "required": ["b"]},
+            {"type": "null"},
+        )
+    )
+    return st.builds(
+        lambda k, b: {k: b},
+        st.sampled_from(("anyOf", "oneOf")),
+        st.lists(branch, min_size=1, max_size=3, unique_by=_key),
+    )
 
 
 def _key(schema: Schema) -> str:
     return json.dumps(schema, sort_keys=True)
 
 
-FAMILIES = {"numbers": _numbers, "strings": _strings, "enums": _enums, "arrays": _arrays, "objects": _objects,
-            "unions": _unions}
+FAMILIES = {
+    "numbers": _numbers,
+    "strings": _strings,
+    "enums": _enums,
+    "arrays": _arrays,
+    "objects": _objects,
+    "unions": _unions,
+}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -242,15 +304,14 @@ def test_independent_pairs_claims_hold(data: st.DataObject, family: str) -> None
     check_claims(data, old, new, classify(old, new), draws=2)
 
 
-
-
 @pytest.mark.parametrize(
     ("old", "new"),
     [pytest.param(c["old"], c["new"], id=f"{c['id']}:expect") for c in CASES]
     + [pytest.param(c["new"], c["old"], id=f"{c['id']}:reverse") for c in CASES],
 )
-@settings(max_examples=5, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # regex intersections
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)  # regex intersections
 @given(data=st.data())
 def test_hand_written_pairs_claims_hold(data: st.DataObject, old: Schema, new: Schema) -> None:
     check_claims(data, old, new, classify(old, new))

@@ -1,0 +1,66 @@
+"""Sticky, monotone traffic assignment (DESIGN.md §5).
+
+``bucket = sha256(salt + "." + unit)`` mapped to [0, 1); the candidate serves a unit when its bucket is below
+the current weight. A unit keeps its bucket for the whole rollout (the salt is fixed), so it keeps its arm
+across calls, and raising the weight only adds units: one in the 5% slice stays in at 25%.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from promptops.rollout.plan import Arm, Plan
+
+BASELINE = "baseline"
+CANDIDATE = "candidate"
+_SCALE = 16**15  # the first 15 hex digits: 60 bits, exactly representable as a float's numerator
+
+
+def bucket(salt: str, unit: str) -> float:
+    digest = hashlib.sha256(f"{salt}.{unit}".encode()).hexdigest()
+    return int(digest[:15], 16) / _SCALE
+
+
+@dataclass(frozen=True)
+class Assignment:
+    rollout_id: str
+    unit: str
+    bucket: float
+    weight: float
+    arm: str
+    versions: Arm  # what to render and parse for this unit
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rollout": self.rollout_id,
+            "unit": self.unit,
+            "arm": self.arm,
+            "bucket": self.bucket,
+            "weight": self.weight,
+            **self.versions.to_dict(),
+        }
+
+
+def assign(plan: Plan, unit: str, weight: float | None = None) -> Assignment:
+    """The arm ``unit`` gets under ``plan`` at its current weight (or ``weight``, e.g. a later step's)."""
+    share = plan.weight if weight is None else weight
+    value = bucket(plan.salt, unit)
+    arm = CANDIDATE if value < share else BASELINE
+    return Assignment(plan.rollout_id, unit, value, share, arm, plan.candidate if arm == CANDIDATE else plan.baseline)
+
+
+def routes(plan: Plan) -> dict[str, object]:
+    """The current routing as plain data, for services that do not embed Python."""
+    return {
+        "rollout": plan.rollout_id,
+        "contract": plan.contract,
+        "unit": plan.unit,
+        "salt": plan.salt,
+        "step": plan.step,
+        "step_name": plan.steps[plan.step].name,
+        "weight": plan.weight,
+        "rolled_back": plan.rolled_back,
+        "bucket": "int(sha256(salt + '.' + unit).hexdigest()[:15], 16) / 16**15; candidate when bucket < weight",
+        "arms": {BASELINE: plan.baseline.to_dict(), CANDIDATE: plan.candidate.to_dict()},
+    }

@@ -1,0 +1,345 @@
+"""Rollout plans: ``rollout/<contract>/<id>.yaml`` (DESIGN.md §1, §5).
+
+A plan names the baseline and candidate versions, how traffic is assigned (unit, salt), the steps (weight,
+minimum responses, minimum duration) and the SLOs per metric; its ``history`` records every transition (who,
+when, verdict, reason) so each change is reviewable in git. Loading validates everything and names the key at
+fault; the history is appended by round-tripping the YAML, so comments and layout survive.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from promptops.errors import PromptopsError, VersionError
+from promptops.files import write_atomic
+from promptops.versioning import PromptVersion, SchemaVersion
+
+ROLLOUT_DIR = "rollout"
+UNITS = ("pr", "repo", "request")
+METRICS = ("dropped_finding", "incompatible_version", "coercion", "rejected", "all_findings_dropped")
+SEVERITIES = ("critical", "warning")
+ACTIONS = ("promote", "rollback")
+_DURATION = re.compile(r"(\d+)([smhdw])\Z")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class PlanError(PromptopsError):
+    """A rollout plan that cannot be used, with the file and key at fault."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    prompt_version: PromptVersion
+    schema_version: SchemaVersion
+
+    def to_dict(self) -> dict[str, str]:
+        return {"prompt_version": str(self.prompt_version), "schema_version": str(self.schema_version)}
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    weight: float  # share of units that get the candidate
+    min_responses: int = 0  # per arm, before the step can be promoted
+    min_duration: timedelta = timedelta(0)
+
+
+@dataclass(frozen=True)
+class Slo:
+    metric: str
+    slo: float  # highest acceptable rate of the per-response indicator
+    severity: str = "critical"  # critical: a breach fails the gate; warning: it warns
+    margin: float | None = None  # largest acceptable increase over the baseline (non-inferiority)
+
+
+@dataclass(frozen=True)
+class Transition:
+    at: datetime
+    by: str
+    action: str
+    from_step: int
+    to_step: int
+    verdict: str
+    reason: str
+    forced: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    rollout_id: str
+    contract: str
+    baseline: Arm
+    candidate: Arm
+    unit: str
+    salt: str
+    alpha: float
+    steps: tuple[Step, ...]
+    slos: tuple[Slo, ...]
+    legacy_window: timedelta
+    history: tuple[Transition, ...]
+    source: str  # repo-relative file
+
+    @property
+    def step(self) -> int:
+        """The current step: every promotion moved one forward; a rollback keeps the index."""
+        return self.history[-1].to_step if self.history else 0
+
+    @property
+    def rolled_back(self) -> bool:
+        return bool(self.history) and self.history[-1].action == "rollback"
+
+    @property
+    def weight(self) -> float:
+        """The candidate's current share of units (0 after a rollback)."""
+        return 0.0 if self.rolled_back else self.steps[self.step].weight
+
+    @property
+    def step_started(self) -> datetime | None:
+        """When the current step began (the last transition), None before any."""
+        return self.history[-1].at if self.history else None
+
+
+def plan_path(root: Path, contract: str, rollout_id: str) -> Path:
+    return root / ROLLOUT_DIR / contract / f"{rollout_id}.yaml"
+
+
+def load_plan(path: Path, source: str) -> Plan:
+    """Read and check the plan at ``path`` (``source`` is how errors name it, repo-relative)."""
+    data = _read(path, source)
+    return _Reader(data, source).plan(path.stem)
+
+
+def append_transition(path: Path, source: str, transition: Transition) -> Plan:
+    """Append ``transition`` to the plan's history, keeping the rest of the file as written; return the plan.
+
+    The file is replaced atomically, so an interrupted write leaves the previous plan intact.
+    """
+    yaml = _yaml()
+    data = _read(path, source)
+    history = data.get("history")
+    if history is None:
+        history = data["history"] = []
+    history.append(
+        {
+            "at": transition.at.isoformat(),
+            "by": transition.by,
+            "action": transition.action,
+            "from_step": transition.from_step,
+            "to_step": transition.to_step,
+            "verdict": transition.verdict,
+            "reason": transition.reason,
+            **({"forced": True} if transition.forced else {}),
+        }
+    )
+    buffer = io.StringIO()
+    yaml.dump(data, buffer)
+    write_atomic(path, buffer.getvalue().encode("utf-8"))
+    return load_plan(path, source)
+
+
+def parse_duration(text: str) -> timedelta:
+    match = _DURATION.match(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration such as 30m, 24h or 14d")
+    return timedelta(seconds=int(match[1]) * _SECONDS[match[2]])
+
+
+def _yaml() -> YAML:
+    yaml = YAML()  # round-trip mode: comments, order and quoting survive an append
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    return yaml
+
+
+def _read(path: Path, source: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PlanError(f"{source}: no such rollout plan") from None
+    except OSError as problem:
+        raise PlanError(f"{source}: cannot read: {problem.strerror}") from None
+    try:
+        data = _yaml().load(text)
+    except YAMLError as problem:
+        mark = getattr(problem, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise PlanError(f"{source}: {where}invalid YAML: {getattr(problem, 'problem', None) or problem}") from None
+    if not isinstance(data, Mapping):
+        raise PlanError(f"{source}: a rollout plan is a YAML mapping")
+    return data
+
+
+class _Reader:
+    """Typed access to the plan mapping that names the key at fault in every error."""
+
+    _KEYS = (
+        "rollout",
+        "contract",
+        "description",
+        "baseline",
+        "candidate",
+        "unit",
+        "salt",
+        "alpha",
+        "steps",
+        "slos",
+        "legacy_window",
+        "history",
+    )
+
+    def __init__(self, data: Mapping[str, Any], source: str) -> None:
+        self._data = data
+        self._source = source
+
+    def fail(self, key: str, problem: str) -> PlanError:
+        return PlanError(f"{self._source}: {key}: {problem}")
+
+    def plan(self, stem: str) -> Plan:
+        unknown = [str(k) for k in self._data if k not in self._KEYS]
+        if unknown:
+            raise self.fail(unknown[0], "unknown key (check the spelling)")
+        rollout_id = self._string("rollout")
+        if rollout_id != stem:
+            raise self.fail("rollout", f"is {rollout_id!r} but the file is {stem}.yaml")
+        steps = self._steps()
+        history = self._history(len(steps))
+        unit = self._string("unit")
+        if unit not in UNITS:
+            raise self.fail("unit", f"must be one of {', '.join(UNITS)}")
+        alpha = self._number("alpha", self._data.get("alpha", 0.05), 0.0, 0.5, exclusive=True)
+        legacy = self._data.get("legacy_window", "14d")
+        try:
+            legacy_window = parse_duration(legacy)
+        except ValueError as problem:
+            raise self.fail("legacy_window", str(problem)) from None
+        return Plan(
+            rollout_id=rollout_id,
+            contract=self._string("contract"),
+            baseline=self._arm("baseline"),
+            candidate=self._arm("candidate"),
+            unit=unit,
+            salt=self._string("salt"),
+            alpha=alpha,
+            steps=steps,
+            slos=self._slos(),
+            legacy_window=legacy_window,
+            history=history,
+            source=self._source,
+        )
+
+    def _string(self, key: str) -> str:
+        value = self._data.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, "required, a non-empty string")
+        return value
+
+    def _number(self, key: str, value: Any, low: float, high: float, *, exclusive: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise self.fail(key, "must be a number")
+        if value < low or value > high or (exclusive and value in (low, high)):
+            raise self.fail(key, f"must be between {low} and {high}")
+        return float(value)
+
+    def _arm(self, key: str) -> Arm:
+        value = self._data.get(key)
+        if not isinstance(value, Mapping):
+            raise self.fail(key, "required, a mapping with prompt_version and schema_version")
+        extra = [str(k) for k in value if k not in ("prompt_version", "schema_version")]
+        if extra:
+            raise self.fail(f"{key}.{extra[0]}", "unknown key")
+        try:
+            prompt = PromptVersion.parse(str(value.get("prompt_version")))
+        except VersionError as problem:
+            raise self.fail(f"{key}.prompt_version", str(problem)) from None
+        try:
+            schema = SchemaVersion.parse(str(value.get("schema_version")))
+        except VersionError as problem:
+            raise self.fail(f"{key}.schema_version", str(problem)) from None
+        return Arm(prompt, schema)
+
+    def _steps(self) -> tuple[Step, ...]:
+        raw = self._data.get("steps")
+        if not isinstance(raw, list) or not raw:
+            raise self.fail("steps", "required, a non-empty list")
+        steps: list[Step] = []
+        for index, item in enumerate(raw):
+            key = f"steps[{index}]"
+            if not isinstance(item, Mapping):
+                raise self.fail(key, "must be a mapping")
+            extra = [str(k) for k in item if k not in ("name", "weight", "min_responses", "min_duration")]
+            if extra:
+                raise self.fail(f"{key}.{extra[0]}", "unknown key")
+            name = item.get("name", f"step {index}")
+            weight = self._number(f"{key}.weight", item.get("weight"), 0.0, 1.0)
+            if steps and weight < steps[-1].weight:
+                raise self.fail(f"{key}.weight", "weights never decrease: a unit in a slice stays in it")
+            minimum = item.get("min_responses", 0)
+            if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
+                raise self.fail(f"{key}.min_responses", "must be a whole number >= 0")
+            try:
+                duration = parse_duration(item.get("min_duration", "0s"))
+            except ValueError as problem:
+                raise self.fail(f"{key}.min_duration", str(problem)) from None
+            steps.append(Step(str(name), weight, minimum, duration))
+        return tuple(steps)
+
+    def _slos(self) -> tuple[Slo, ...]:
+        raw = self._data.get("slos")
+        if not isinstance(raw, Mapping) or not raw:
+            raise self.fail("slos", "required, a mapping of metric to {slo, margin, severity}")
+        slos: list[Slo] = []
+        for metric, spec in raw.items():
+            key = f"slos.{metric}"
+            if metric not in METRICS:
+                raise self.fail(key, f"unknown metric (known: {', '.join(METRICS)})")
+            if not isinstance(spec, Mapping):
+                raise self.fail(key, "must be a mapping with slo, and optionally margin and severity")
+            extra = [str(k) for k in spec if k not in ("slo", "margin", "severity")]
+            if extra:
+                raise self.fail(f"{key}.{extra[0]}", "unknown key")
+            slo = self._number(f"{key}.slo", spec.get("slo"), 0.0, 1.0, exclusive=True)
+            margin = spec.get("margin")
+            if margin is not None:
+                margin = self._number(f"{key}.margin", margin, 0.0, 1.0, exclusive=True)
+            severity = spec.get("severity", "critical")
+            if severity not in SEVERITIES:
+                raise self.fail(f"{key}.severity", f"must be one of {', '.join(SEVERITIES)}")
+            slos.append(Slo(str(metric), slo, severity, margin))
+        return tuple(slos)
+
+    def _history(self, steps: int) -> tuple[Transition, ...]:
+        raw = self._data.get("history") or []
+        if not isinstance(raw, list):
+            raise self.fail("history", "must be a list")
+        transitions: list[Transition] = []
+        for index, item in enumerate(raw):
+            key = f"history[{index}]"
+            try:
+                at = datetime.fromisoformat(str(item["at"]))
+                to_step = int(item["to_step"])
+                transition = Transition(
+                    at=at,
+                    by=str(item["by"]),
+                    action=str(item["action"]),
+                    from_step=int(item["from_step"]),
+                    to_step=to_step,
+                    verdict=str(item["verdict"]),
+                    reason=str(item["reason"]),
+                    forced=bool(item.get("forced", False)),
+                )
+            except (KeyError, TypeError, ValueError) as problem:
+                raise self.fail(key, f"malformed transition ({problem})") from None
+            if transition.action not in ACTIONS or not 0 <= to_step < steps:
+                raise self.fail(key, f"action must be {' or '.join(ACTIONS)} and to_step a step index")
+            transitions.append(transition)
+        return tuple(transitions)
