@@ -24,6 +24,9 @@ COMMANDS: dict[str, str] = {
     "validate": "promptops.cli.validate:validate",
     "demo": "promptops.cli.demo:demo",
     "review-gate": "promptops.cli.review_gate:review_gate",
+    "ingest": "promptops.cli.ingest:ingest_command",
+    "rates": "promptops.cli.rates:rates_command",
+    "export": "promptops.cli.export:export_command",
 }
 
 
