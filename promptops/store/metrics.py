@@ -111,13 +111,14 @@ def rates(con: duckdb.DuckDBPyConnection, query: RatesQuery) -> RatesReport:
     columns = [GROUP_COLUMNS[name] for name in query.by]
     where, params = _filters(query)
     keys = ", ".join(columns)
+    order = ", ".join(f"{column} NULLS FIRST" for column in columns)
     select_keys = f"{keys}, " if columns else ""
     indicator_counts = ", ".join(f"count(*) FILTER (WHERE {name})" for name in PER_RESPONSE)
     rows = con.execute(
         f"SELECT {select_keys}count(*), count(*) FILTER (WHERE accepted), {indicator_counts}, "
         "coalesce(sum(findings_seen), 0), coalesce(sum(findings_dropped), 0), coalesce(sum(findings_coerced), 0) "
         f"FROM response_indicators WHERE {where}"
-        + (f" GROUP BY {keys} ORDER BY {keys} NULLS FIRST" if columns else " HAVING count(*) > 0"),
+        + (f" GROUP BY {keys} ORDER BY {order}" if columns else " HAVING count(*) > 0"),
         params,
     ).fetchall()
     tops = _tops(con, columns, where, params, query.top)
