@@ -19,7 +19,7 @@ from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
-from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest
+from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.batch import DEFAULT_BATCH_SIZE
 from promptops.store.ingest import total_bytes
 
@@ -64,7 +64,7 @@ def ingest_command(
     with Store.open(path, display=display, lock_timeout=lock_timeout) as store:
         if sys.stderr.isatty():
             with click.progressbar(length=total_bytes(paths), label="ingesting", file=sys.stderr) as bar:
-                report = ingest(
+                report = ingest_logs(
                     paths,
                     store,
                     parsers,
@@ -75,7 +75,7 @@ def ingest_command(
                     on_progress=bar.update,
                 )
         else:
-            report = ingest(
+            report = ingest_logs(
                 paths, store, parsers, relative=project.relative, batch_size=batch_size, rescan=rescan, on_bad=reporter
             )
     reporter.close()

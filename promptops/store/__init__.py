@@ -7,7 +7,7 @@ batches, Recorder), ``logs`` (response log segments and records), ``policies`` (
 
 from promptops.store.batch import Recorder
 from promptops.store.errors import StoreError, StoreLockedError
-from promptops.store.ingest import BadRecord, IngestReport, ingest
+from promptops.store.ingest import BadRecord, IngestReport, ingest_logs
 from promptops.store.metrics import RatesQuery, RatesReport, rates
 from promptops.store.parquet import export_parquet, open_parquet
 from promptops.store.policies import DefaultPolicyResolver, ParserCache, PolicyResolver
@@ -31,7 +31,7 @@ __all__ = [
     "StoreLockedError",
     "WriteResult",
     "export_parquet",
-    "ingest",
+    "ingest_logs",
     "open_parquet",
     "rates",
 ]

@@ -97,7 +97,7 @@ class IngestReport:
         }
 
 
-def ingest(
+def ingest_logs(
     paths: list[Path],
     store: Store,
     parsers: ParserCache,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from promptops import Contract, ParserPolicy, PromptVersion
-from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest
+from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.ddl import DROP_CODES
 from tests.store.conftest import relative_to
 
@@ -20,7 +20,7 @@ def _ingest(
     store: Store, parsers: ParserCache, root: Path, *paths: Path, **options: Any
 ) -> tuple[IngestReport, list[BadRecord]]:
     bad: list[BadRecord] = []
-    report = ingest(list(paths), store, parsers, relative=relative_to(root), on_bad=bad.append, **options)
+    report = ingest_logs(list(paths), store, parsers, relative=relative_to(root), on_bad=bad.append, **options)
     return report, bad
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from promptops import ChangedFiles, Contract, Parser
 from promptops.parsing.diagnostics import COERCION_CODES, WARNING
-from promptops.store import ParserCache, RatesQuery, Store, export_parquet, ingest, open_parquet, rates
+from promptops.store import ParserCache, RatesQuery, Store, export_parquet, ingest_logs, open_parquet, rates
 from promptops.store.ddl import DROP_CODES
 from tests.store.conftest import relative_to
 
@@ -103,7 +103,7 @@ def test_rates_match_counts_computed_in_python(
     since: datetime | None,
 ) -> None:
     log = write_log(project / "logs" / "a.jsonl", 1200, pool=1200)
-    ingest([log], store, parsers, relative=relative_to(project), batch_size=300)
+    ingest_logs([log], store, parsers, relative=relative_to(project), batch_size=300)
     report = rates(store.connection, RatesQuery("review-result", by=by, rollout_id=rollout, since=since, top=3))
     expected = _expected(contract, log, by, rollout, since)
     assert [tuple(g.key.values()) for g in report.groups] == sorted(
@@ -147,7 +147,7 @@ def test_parquet_export_gives_identical_rates_and_replaces_only_its_own_files(
     for name, seed in (("a", 1), ("b", 2)):
         log = write_log(project / "logs" / f"{name}.jsonl", 600, seed=seed, days=3)
         with Store.open(project / f"{name}.duckdb") as store:
-            ingest([log], store, parsers, relative=relative_to(project))
+            ingest_logs([log], store, parsers, relative=relative_to(project))
             export_parquet(store, lake, display="lake")
             export_parquet(store, lake, display="lake")  # again: replaces its own files, adds nothing
             queries = [
