@@ -20,8 +20,7 @@ from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
-from promptops.store.batch import DEFAULT_BATCH_SIZE
-from promptops.store.ingest import total_bytes
+from promptops.store.ingest import DEFAULT_INGEST_BATCH, total_bytes
 
 # Bad records printed one per line on stderr; the rest are counted (a whole file of garbage should not
 # flood a CI log).
@@ -35,7 +34,7 @@ MAX_REPORTED = 100
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1),
-    default=DEFAULT_BATCH_SIZE,
+    default=DEFAULT_INGEST_BATCH,
     show_default=True,
     help="Responses per transaction.",
 )

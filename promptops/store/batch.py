@@ -163,7 +163,8 @@ class BatchBuilder:
 
     def take(self) -> Batch:
         diags = self._diags
-        columns = list(zip(*self._rows, strict=True)) if self._rows else [() for _ in RESPONSE_SCHEMA]
+        # Every row has the schema's length by construction; zip(*rows) transposes them in C.
+        columns = list(zip(*self._rows)) if self._rows else [() for _ in RESPONSE_SCHEMA]  # noqa: B905
         responses = pa.Table.from_arrays(
             [pa.array(column, type=field.type) for column, field in zip(columns, RESPONSE_SCHEMA, strict=True)],
             schema=RESPONSE_SCHEMA,
@@ -172,7 +173,7 @@ class BatchBuilder:
             [
                 pa.array(self._diag_owner, type=_STR),
                 pa.array(self._diag_seq, type=_I32),
-                pa.array([str(d.code) for d in diags], type=_STR),
+                pa.array([d.code for d in diags], type=_STR),  # Code is a StrEnum: Arrow takes it as str
                 pa.array([d.level for d in diags], type=_STR),
                 pa.array([d.path for d in diags], type=_STR),
                 pa.array([d.finding_index for d in diags], type=_I32),

@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from promptops.parsing import ChangedFiles, Parser
-from promptops.store.batch import DEFAULT_BATCH_SIZE, BatchBuilder
+from promptops.store.batch import BatchBuilder
 from promptops.store.logs import LogError, LogRecord, Segment, SegmentReader, decode_record, file_digest, find_segments
 from promptops.store.policies import ParserCache
 from promptops.store.store import Store, WriteResult
+
+DEFAULT_INGEST_BATCH = 125_000  # at least one DuckDB row group (122,880), written straight to the file, not the WAL
+DECODE_CHUNK = 5_000
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ def ingest_logs(
     parsers: ParserCache,
     *,
     relative: Callable[[Path], str],
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int = DEFAULT_INGEST_BATCH,
     rescan: bool = False,
     on_bad: Callable[[BadRecord], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
@@ -154,13 +157,16 @@ class _Run:
         self._store = store
         self._parsers = parsers
         self._batch_size = max(1, batch_size)
+        # Records are decoded (and looked up) a chunk at a time, so only a chunk of raw texts is ever held,
+        # however large the batch; the batch itself keeps just the stored values.
+        self._chunk_size = min(self._batch_size, DECODE_CHUNK)
         self._on_bad = on_bad
         self._on_progress = on_progress
         # Look ids up before parsing only when something may already be stored; a fresh store needs no
         # lookup (the write still skips repeats across batches of this run).
         self._precheck = store.count("responses") > 0
         self._builder = BatchBuilder()
-        self._versions: dict[Parser, tuple[str, str]] = {}
+        self._slots: dict[tuple[str, str | None, str | None], tuple[Parser, str, str] | None] = {}
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptops-store-writer")
         self._in_flight: tuple[SegmentReport, Future[WriteResult]] | None = None
 
@@ -174,7 +180,9 @@ class _Run:
         reported = 0
         try:
             for chunk in self._chunks(reader, report):
-                self._parse_and_write(chunk, display, report)
+                self._parse(chunk, display, report)
+                if len(self._builder) >= self._batch_size:
+                    self._flush(report)
                 self.progress(reader.position - reported)
                 reported = reader.position
         except LogError as problem:
@@ -183,6 +191,7 @@ class _Run:
             self.wait()
             self.progress(segment.size - reported)
             return report
+        self._flush(report)
         self.wait()  # remember the segment only once all its batches are stored
         self._store.mark_segment(display, reader.size, reader.sha256, report.records, report.bad_records)
         self.progress(reader.position - reported)
@@ -190,9 +199,10 @@ class _Run:
 
     def _chunks(self, reader: SegmentReader, report: SegmentReport) -> Iterator[list[tuple[int, LogRecord]]]:
         chunk: list[tuple[int, LogRecord]] = []
+        size = self._chunk_size
         try:
             for number, line in reader.lines():
-                if not line.strip():
+                if not line or line.isspace():  # isspace() scans without copying the line, unlike strip()
                     continue
                 report.records += 1
                 record = decode_record(line)
@@ -200,7 +210,7 @@ class _Run:
                     self._bad(report, number, record)
                     continue
                 chunk.append((number, record))
-                if len(chunk) >= self._batch_size:
+                if len(chunk) >= size:
                     yield chunk
                     chunk = []
         except LogError:
@@ -210,25 +220,30 @@ class _Run:
         if chunk:
             yield chunk
 
-    def _parse_and_write(self, chunk: list[tuple[int, LogRecord]], display: str, report: SegmentReport) -> None:
+    def _parse(self, chunk: list[tuple[int, LogRecord]], display: str, report: SegmentReport) -> None:
         stored = self._store.existing_ids(r.response_id for _, r in chunk) if self._precheck else set()
-        builder = self._builder
+        add = self._builder.add
+        slots = self._slots
         for number, record in chunk:
-            if record.response_id in stored:
+            if stored and record.response_id in stored:
                 report.duplicates += 1
                 continue
-            parser = self._parsers.parser(record.contract, record.rollout_id, record.arm)
-            if parser is None:
+            key = (record.contract, record.rollout_id, record.arm)
+            if key in slots:
+                slot = slots[key]
+            else:
+                slot = slots[key] = self._slot(*key)
+            if slot is None:  # an unknown contract (cached as None)
                 self._bad(report, number, f"unknown contract {record.contract!r} (no versions/{record.contract}/)")
                 continue
-            versions = self._versions.get(parser)
-            if versions is None:
-                policy = parser.policy
-                versions = self._versions[parser] = (str(policy.schema_floor), str(policy.prompt_version))
+            parser, schema_version, prompt_version = slot
             outcome = parser.parse(
-                record.raw, ChangedFiles(record.changed_files), schema_version=versions[0], prompt_version=versions[1]
+                record.raw,
+                ChangedFiles(record.changed_files),
+                schema_version=schema_version,
+                prompt_version=prompt_version,
             )
-            builder.add(
+            add(
                 outcome,
                 parser.policy,
                 record.response_id,
@@ -243,7 +258,14 @@ class _Run:
                 display,
                 number,
             )
-        self._flush(report)
+
+    def _slot(self, contract: str, rollout_id: str | None, arm: str | None) -> tuple[Parser, str, str] | None:
+        """The parser of a (contract, rollout, arm) slot and the request versions its policy implies."""
+        parser = self._parsers.parser(contract, rollout_id, arm)
+        if parser is None:
+            return None
+        policy = parser.policy
+        return parser, str(policy.schema_floor), str(policy.prompt_version)
 
     def _flush(self, report: SegmentReport) -> None:
         """Hand the batch to the writer thread and go back to parsing while DuckDB (which releases the GIL)

@@ -28,6 +28,18 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 # Bounds DuckDB's buffer cache so ingest memory does not grow with the size of the store.
 DEFAULT_MEMORY_LIMIT = "512MB"
 _LOCK_MESSAGE = "Could not set lock on file"
+
+# A batch's two inserts, from the Arrow tables registered as _po_responses and _po_diagnostics. Diagnostics
+# get their response's slicing columns by a join inside DuckDB: no per-row Python work.
+INSERT_RESPONSES = (
+    "INSERT INTO responses BY NAME SELECT *, md5_number_lower(response_id) AS id_hash, $batch AS batch_id "
+    "FROM _po_responses"
+)
+INSERT_DIAGNOSTICS = (
+    "INSERT INTO diagnostics BY NAME SELECT d.*, r.contract, r.ts, r.rollout_id, r.arm, r.model, r.prompt_version, "
+    "r.schema_version, r.schema_floor, r.prompt_pin, $batch AS batch_id "
+    "FROM _po_diagnostics d JOIN _po_responses r ON d.response_id = r.response_id"
+)
 _PID = re.compile(r"\(PID (\d+)\)")
 
 
@@ -81,13 +93,14 @@ class Store:
             raise StoreError(f"{shown}: no diagnostics store here (run promptops ingest first)")
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-        con = _connect(path, shown, read_only, lock_timeout, memory_limit)
+        config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": memory_limit}
+        con = _connect(path, shown, read_only, lock_timeout, config)
         try:
             if read_only:
                 if not ddl.is_current(con):
                     con.close()
                     cls.open(path, display=shown, lock_timeout=lock_timeout, memory_limit=memory_limit).close()
-                    con = _connect(path, shown, True, lock_timeout, memory_limit)
+                    con = _connect(path, shown, True, lock_timeout, config)
             else:
                 ddl.migrate(con, shown)
         except duckdb.Error as problem:
@@ -204,18 +217,9 @@ class Store:
         con.register("_po_responses", responses)
         con.register("_po_diagnostics", diagnostics)
         try:
-            con.execute(
-                "INSERT INTO responses BY NAME SELECT *, md5_number_lower(response_id) AS id_hash, "
-                "$batch AS batch_id FROM _po_responses",
-                {"batch": batch_id},
-            )
+            con.execute(INSERT_RESPONSES, {"batch": batch_id})
             if diagnostics.num_rows:
-                con.execute(
-                    "INSERT INTO diagnostics BY NAME SELECT d.*, r.contract, r.ts, r.rollout_id, r.arm, r.model, "
-                    "r.prompt_version, r.schema_version, r.schema_floor, r.prompt_pin, $batch AS batch_id "
-                    "FROM _po_diagnostics d JOIN _po_responses r ON d.response_id = r.response_id",
-                    {"batch": batch_id},
-                )
+                con.execute(INSERT_DIAGNOSTICS, {"batch": batch_id})
             con.execute(
                 "INSERT INTO batches VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?)",
                 [batch_id, writer, responses.num_rows, diagnostics.num_rows, duplicates],
@@ -227,13 +231,17 @@ class Store:
 
 
 def _connect(
-    path: Path, display: str, read_only: bool, lock_timeout: float, memory_limit: str
+    path: Path,
+    display: str,
+    read_only: bool,
+    lock_timeout: float,
+    config: dict[str, str | bool | int | float | list[str]],
 ) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + max(lock_timeout, 0.0)
     pause = 0.02
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config={"memory_limit": memory_limit})
+            return duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as problem:
             message = str(problem)
             if _LOCK_MESSAGE not in message:
