@@ -36,7 +36,7 @@ import duckdb
 import pyarrow as pa
 import response_logs
 
-from promptops import ChangedFiles, Parser, list_contracts, load_contract
+from promptops import ChangedFiles, Parser, load_contract
 from promptops.store import ParserCache, RatesQuery, Recorder, Store, ingest_logs, rates
 from promptops.store.batch import DIAGNOSTIC_SCHEMA, BatchBuilder
 from promptops.store.store import INSERT_DIAGNOSTICS
@@ -53,9 +53,10 @@ def main() -> None:
     options.add_argument("--workdir", type=Path, default=None)
     options.add_argument("--keep", action="store_true", help="keep the generated logs and stores")
     options.add_argument("--child-ingest", nargs=2, metavar=("LOG", "STORE"), help=argparse.SUPPRESS)
+    options.add_argument("--workers", type=int, default=0, help=argparse.SUPPRESS)
     args = options.parse_args()
     if args.child_ingest:
-        _child_ingest(Path(args.child_ingest[0]), Path(args.child_ingest[1]))
+        _child_ingest(Path(args.child_ingest[0]), Path(args.child_ingest[1]), args.workers)
         return
     work = Path(tempfile.mkdtemp(prefix="bench-store-", dir=args.workdir))
     try:
@@ -215,22 +216,23 @@ def _ingest_vs_parser(parser: Parser, work: Path, scale: float, rounds: int, poo
     log.unlink()
 
 
-def _ingest_child(log: Path, store: Path) -> dict[str, Any]:
+def _ingest_child(log: Path, store: Path, workers: int = 0) -> dict[str, Any]:
     completed = subprocess.run(
-        [sys.executable, __file__, "--child-ingest", str(log), str(store)], capture_output=True, text=True, check=True
+        [sys.executable, __file__, "--child-ingest", str(log), str(store), "--workers", str(workers)],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     result: dict[str, Any] = json.loads(completed.stdout)
     return result
 
 
-def _child_ingest(log: Path, path: Path) -> None:
+def _child_ingest(log: Path, path: Path, processes: int) -> None:
     """One ingest as the CLI runs it, reporting its wall time and its own peak RSS (bytes)."""
-    known = set(list_contracts(ROOT))
-    contracts = {name: load_contract(ROOT, name) for name in known}
-    parsers = ParserCache(contracts.__getitem__, known.__contains__)
+    parsers = ParserCache.for_project(ROOT)
     started = time.perf_counter()
     with Store.open(path) as store:
-        report = ingest_logs([log], store, parsers, relative=lambda p: p.name)
+        report = ingest_logs([log], store, parsers, relative=lambda p: p.name, processes=processes)
     seconds = time.perf_counter() - started
     print(json.dumps({"seconds": seconds, "inserted": report.inserted, "maxrss": _peak_rss()}))
 

@@ -9,7 +9,10 @@ a failure stays stored, in whole batches, and a re-run completes it.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +21,11 @@ import click
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.contract import list_contracts
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.ingest import DEFAULT_INGEST_BATCH, total_bytes
 
+# Below this much input, starting worker processes (about a second each) costs more than it saves.
+AUTO_WORKERS_BYTES = 64 << 20
 # Bad records printed one per line on stderr; the rest are counted (a whole file of garbage should not
 # flood a CI log).
 MAX_REPORTED = 100
@@ -39,6 +43,13 @@ MAX_REPORTED = 100
     help="Responses per transaction.",
 )
 @click.option("--rescan", is_flag=True, help="Read segments again even if remembered as fully ingested.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Processes that decode and parse (0: this one). Default: one per core when the logs hold at least "
+    f"{AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
+)
 @format_option()
 @pass_project
 def ingest_command(
@@ -48,6 +59,7 @@ def ingest_command(
     lock_timeout: float,
     batch_size: int,
     rescan: bool,
+    workers: int | None,
     output_format: str,
 ) -> int:
     """Parse response LOGS (.jsonl, .jsonl.gz, or directories of them) into the diagnostics store.
@@ -56,27 +68,25 @@ def ingest_command(
     3 tool failure (store locked past --lock-timeout, unreadable log or store, broken contract).
     """
     path, display = store_location(project, store_path)
-    known = set(list_contracts(project.root))
-    parsers = ParserCache(project.contract, known.__contains__)
+    parsers = ParserCache.for_project(project.root)
     reporter = _BadRecords()
     paths = list(logs)
-    with Store.open(path, display=display, lock_timeout=lock_timeout) as store:
-        if sys.stderr.isatty():
-            with click.progressbar(length=total_bytes(paths), label="ingesting", file=sys.stderr) as bar:
-                report = ingest_logs(
-                    paths,
-                    store,
-                    parsers,
-                    relative=project.relative,
-                    batch_size=batch_size,
-                    rescan=rescan,
-                    on_bad=reporter,
-                    on_progress=bar.update,
-                )
-        else:
-            report = ingest_logs(
-                paths, store, parsers, relative=project.relative, batch_size=batch_size, rescan=rescan, on_bad=reporter
-            )
+    size = total_bytes(paths)
+    if workers is None:
+        cores = os.cpu_count() or 1
+        workers = cores if cores > 1 and size >= AUTO_WORKERS_BYTES else 0
+    with Store.open(path, display=display, lock_timeout=lock_timeout) as store, _progress(size) as progress:
+        report = ingest_logs(
+            paths,
+            store,
+            parsers,
+            relative=project.relative,
+            batch_size=batch_size,
+            rescan=rescan,
+            on_bad=reporter,
+            on_progress=progress,
+            processes=workers,
+        )
     reporter.close()
     for failed in report.failed:
         click.echo(f"promptops: error: {failed.error}", err=True)
@@ -86,6 +96,16 @@ def ingest_command(
     else:
         click.echo(_summary(display, report))
     return code
+
+
+@contextmanager
+def _progress(size: int) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar's update function on a terminal; nothing in CI or when stderr is a file."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with click.progressbar(length=size, label="ingesting", file=sys.stderr) as bar:
+        yield bar.update
 
 
 class _BadRecords:

@@ -15,16 +15,24 @@ Guarantees (README "Diagnostics store"):
 
 from __future__ import annotations
 
+import multiprocessing
+import pickle
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptops.parsing import ChangedFiles, Parser
-from promptops.store.batch import BatchBuilder
-from promptops.store.logs import LogError, LogRecord, Segment, SegmentReader, decode_record, file_digest, find_segments
+import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from promptops.errors import PromptopsError
+from promptops.store.chunks import ChunkResult, parse_chunk, parse_chunk_in_worker, start_worker
+from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments
 from promptops.store.policies import ParserCache
-from promptops.store.store import Store, WriteResult
+from promptops.store.store import Batch, Store, WriteResult
 
 DEFAULT_INGEST_BATCH = 125_000  # at least one DuckDB row group (122,880), written straight to the file, not the WAL
 DECODE_CHUNK = 5_000
@@ -110,15 +118,19 @@ def ingest_logs(
     rescan: bool = False,
     on_bad: Callable[[BadRecord], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    processes: int = 0,
 ) -> IngestReport:
     """Ingest the logs at ``paths`` (files or directories of segments) into ``store``.
 
     ``relative`` turns a path into the repo-relative form stored and reported. ``on_progress`` receives the
-    number of log bytes consumed since its previous call (see ``total_bytes``). Raises only for failures of
-    the run itself (StoreError, a broken contract, a resolver error): batches already written stay.
+    number of log bytes consumed since its previous call (see ``total_bytes``). ``processes`` > 0 decodes and
+    parses in that many worker processes (``parsers`` must then come from ``ParserCache.for_project``);
+    this process still reads, looks ids up and writes, in the same order and the same whole batches. Raises
+    only for failures of the run itself (StoreError, a broken contract, a resolver error): batches already
+    written stay.
     """
     segments = find_segments(paths)
-    run = _Run(store, parsers, batch_size, on_bad, on_progress)
+    run = _Run(store, parsers, batch_size, on_bad, on_progress, processes)
     report = IngestReport()
     try:
         for segment in segments:
@@ -145,6 +157,13 @@ def _already_ingested(store: Store, segment: Segment, display: str) -> bool:
     )
 
 
+class _IdOnly(msgspec.Struct):
+    response_id: str = ""
+
+
+_IDS = msgspec.json.Decoder(_IdOnly)
+
+
 class _Run:
     def __init__(
         self,
@@ -153,39 +172,65 @@ class _Run:
         batch_size: int,
         on_bad: Callable[[BadRecord], None] | None,
         on_progress: Callable[[int], None] | None,
+        processes: int,
     ) -> None:
         self._store = store
         self._parsers = parsers
         self._batch_size = max(1, batch_size)
-        # Records are decoded (and looked up) a chunk at a time, so only a chunk of raw texts is ever held,
-        # however large the batch; the batch itself keeps just the stored values.
+        # Lines go out a chunk at a time, so only a chunk of raw texts per worker is ever held, however large
+        # the batch; the batch keeps just the stored values.
         self._chunk_size = min(self._batch_size, DECODE_CHUNK)
         self._on_bad = on_bad
         self._on_progress = on_progress
         # Look ids up before parsing only when something may already be stored; a fresh store needs no
         # lookup (the write still skips repeats across batches of this run).
         self._precheck = store.count("responses") > 0
-        self._builder = BatchBuilder()
-        self._slots: dict[tuple[str, str | None, str | None], tuple[Parser, str, str] | None] = {}
+        self._pending: list[ChunkResult] = []
+        self._pending_ids: set[str] = set()
+        self._pending_rows = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptops-store-writer")
         self._in_flight: tuple[SegmentReport, Future[WriteResult]] | None = None
+        self._processes = processes
+        self._pool: ProcessPoolExecutor | None = None
+        if processes > 0:
+            try:
+                pickle.dumps(parsers)
+            except (TypeError, pickle.PicklingError, AttributeError) as problem:
+                raise PromptopsError(f"parallel ingest cannot send the parser setup to workers: {problem}") from None
+            # spawn, not fork: this process runs DuckDB and Arrow threads, which a fork would copy mid-flight.
+            self._pool = ProcessPoolExecutor(
+                processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=start_worker,
+                initargs=(parsers,),
+            )
 
     def progress(self, consumed: int) -> None:
-        if self._on_progress is not None and consumed:
+        if self._on_progress is not None and consumed > 0:
             self._on_progress(consumed)
 
     def segment(self, segment: Segment, display: str) -> SegmentReport:
         report = SegmentReport(display)
         reader = SegmentReader(segment, display)
+        window: deque[tuple[Future[ChunkResult], int]] = deque()
         reported = 0
         try:
-            for chunk in self._chunks(reader, report):
-                self._parse(chunk, display, report)
-                if len(self._builder) >= self._batch_size:
-                    self._flush(report)
+            for lines in self._line_chunks(reader):
+                skip = self._stored(lines) if self._precheck else frozenset()
+                if self._pool is None:
+                    self._absorb(parse_chunk(lines, display, self._parsers, skip), report)
+                else:
+                    window.append((self._pool.submit(parse_chunk_in_worker, lines, display, skip), reader.position))
+                    while len(window) > 2 * self._processes:
+                        reported = self._collect(window, report, reported)
+                    continue
                 self.progress(reader.position - reported)
                 reported = reader.position
-        except LogError as problem:
+            while window:
+                reported = self._collect(window, report, reported)
+        except LogError as problem:  # keep what was read before the damage, and do not remember the segment
+            while window:
+                reported = self._collect(window, report, reported)
             report.error = str(problem)
             self._flush(report)
             self.wait()
@@ -197,82 +242,72 @@ class _Run:
         self.progress(reader.position - reported)
         return report
 
-    def _chunks(self, reader: SegmentReader, report: SegmentReport) -> Iterator[list[tuple[int, LogRecord]]]:
-        chunk: list[tuple[int, LogRecord]] = []
+    def _collect(self, window: deque[tuple[Future[ChunkResult], int]], report: SegmentReport, reported: int) -> int:
+        future, position = window.popleft()
+        try:
+            result = future.result()
+        except BrokenProcessPool:
+            raise PromptopsError("a parser worker process died; nothing of its chunk was stored") from None
+        self._absorb(result, report)
+        self.progress(position - reported)
+        return position
+
+    def _line_chunks(self, reader: SegmentReader) -> Iterator[list[tuple[int, bytes]]]:
+        chunk: list[tuple[int, bytes]] = []
         size = self._chunk_size
         try:
-            for number, line in reader.lines():
-                if not line or line.isspace():  # isspace() scans without copying the line, unlike strip()
-                    continue
-                report.records += 1
-                record = decode_record(line)
-                if isinstance(record, str):
-                    self._bad(report, number, record)
-                    continue
-                chunk.append((number, record))
+            for numbered in reader.lines():
+                chunk.append(numbered)
                 if len(chunk) >= size:
                     yield chunk
                     chunk = []
         except LogError:
-            if chunk:  # the good records read before the error are kept
+            if chunk:  # the lines read before the error are kept
                 yield chunk
             raise
         if chunk:
             yield chunk
 
-    def _parse(self, chunk: list[tuple[int, LogRecord]], display: str, report: SegmentReport) -> None:
-        stored = self._store.existing_ids(r.response_id for _, r in chunk) if self._precheck else set()
-        add = self._builder.add
-        slots = self._slots
-        for number, record in chunk:
-            if stored and record.response_id in stored:
-                report.duplicates += 1
-                continue
-            key = (record.contract, record.rollout_id, record.arm)
-            if key in slots:
-                slot = slots[key]
-            else:
-                slot = slots[key] = self._slot(*key)
-            if slot is None:  # an unknown contract (cached as None)
-                self._bad(report, number, f"unknown contract {record.contract!r} (no versions/{record.contract}/)")
-                continue
-            parser, schema_version, prompt_version = slot
-            outcome = parser.parse(
-                record.raw,
-                ChangedFiles(record.changed_files),
-                schema_version=schema_version,
-                prompt_version=prompt_version,
-            )
-            add(
-                outcome,
-                parser.policy,
-                record.response_id,
-                record.ts,
-                record.contract,
-                record.rollout_id,
-                record.arm,
-                record.unit,
-                record.model,
-                record.latency_ms,
-                record.tokens,
-                display,
-                number,
-            )
+    def _stored(self, lines: list[tuple[int, bytes]]) -> frozenset[str]:
+        ids = []
+        for _, line in lines:
+            try:
+                ids.append(_IDS.decode(line).response_id)
+            except (msgspec.DecodeError, RecursionError):
+                continue  # a bad record: the parsing step reports it
+        return frozenset(self._store.existing_ids(ids)) if ids else frozenset()
 
-    def _slot(self, contract: str, rollout_id: str | None, arm: str | None) -> tuple[Parser, str, str] | None:
-        """The parser of a (contract, rollout, arm) slot and the request versions its policy implies."""
-        parser = self._parsers.parser(contract, rollout_id, arm)
-        if parser is None:
-            return None
-        policy = parser.policy
-        return parser, str(policy.schema_floor), str(policy.prompt_version)
+    def _absorb(self, result: ChunkResult, report: SegmentReport) -> None:
+        report.records += result.records
+        report.duplicates += result.duplicates
+        for line, problem in result.bad:
+            self._bad(report, line, problem)
+        responses, diagnostics = result.responses, result.diagnostics
+        ids = responses.column("response_id").to_pylist()
+        repeated = self._pending_ids.intersection(ids)
+        if repeated:  # the same id in an earlier chunk of this batch: the first one stays
+            known = pa.array(sorted(repeated), type=pa.string())
+            responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
+            diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
+            report.duplicates += len(ids) - responses.num_rows
+            result = ChunkResult(responses, diagnostics, result.records, result.duplicates, result.bad)
+        self._pending_ids.update(ids)
+        self._pending.append(result)
+        self._pending_rows += responses.num_rows
+        if self._pending_rows >= self._batch_size:
+            self._flush(report)
 
     def _flush(self, report: SegmentReport) -> None:
         """Hand the batch to the writer thread and go back to parsing while DuckDB (which releases the GIL)
         stores it. At most one batch is in flight; its errors surface at the next flush or ``wait``."""
-        if not self._builder.pending:
+        if not self._pending_rows:
+            self._pending, self._pending_ids = [], set()
             return
-        batch = self._builder.take()
+        batch = Batch(
+            pa.concat_tables([r.responses for r in self._pending]),
+            pa.concat_tables([r.diagnostics for r in self._pending]),
+        )
+        self._pending, self._pending_ids, self._pending_rows = [], set(), 0
         self.wait()
         self._in_flight = (report, self._writer.submit(self._store.write, batch, writer="ingest"))
 
@@ -292,6 +327,8 @@ class _Run:
             self.wait()
         finally:
             self._writer.shutdown(wait=True)
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _bad(self, report: SegmentReport, line: int, problem: str) -> None:
         report.bad_records += 1

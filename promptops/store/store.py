@@ -93,7 +93,11 @@ class Store:
             raise StoreError(f"{shown}: no diagnostics store here (run promptops ingest first)")
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-        config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": memory_limit}
+        # Rows carry their own order (seq, ts); letting DuckDB append out of order saves it work on every batch.
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "memory_limit": memory_limit,
+            "preserve_insertion_order": False,
+        }
         con = _connect(path, shown, read_only, lock_timeout, config)
         try:
             if read_only:

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from promptops import Contract, list_contracts, load_contract
 from promptops.store import ParserCache, Store
 from tests.helpers import REPO_ROOT
 
@@ -35,13 +34,8 @@ def write_log() -> Callable[..., Path]:
 
 
 @pytest.fixture
-def parsers(contract: Contract) -> ParserCache:
-    known = set(list_contracts(REPO_ROOT))
-    loaded = {contract.name: contract}
-    return ParserCache(
-        lambda name: loaded.setdefault(name, load_contract(REPO_ROOT, name)) if name not in loaded else loaded[name],
-        known.__contains__,
-    )
+def parsers() -> ParserCache:
+    return ParserCache.for_project(REPO_ROOT)
 
 
 @pytest.fixture

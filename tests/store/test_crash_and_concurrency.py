@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.helpers import REPO_ROOT
 
@@ -68,21 +69,47 @@ def _whole_batches(path: Path) -> tuple[int, int]:
         con.close()
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
 def test_sigkill_mid_ingest_then_rerun_gives_exactly_a_clean_runs_store(
-    project: Path, write_log: Callable[..., Path], tmp_path: Path
+    project: Path, write_log: Callable[..., Path], tmp_path: Path, workers: str
 ) -> None:
     log = write_log(project / "logs" / "big.jsonl", 12000, pool=600)
     wal = project / (STORE + ".wal")
-    writer = _promptops(project, "ingest", "logs", "--batch-size", "150")
+    writer = _promptops(project, "ingest", "logs", "--batch-size", "150", "--workers", workers)
     deadline = time.monotonic() + 60
     # Kill once the write-ahead log shows several committed batches (a batch is about 50 KB of it).
     while time.monotonic() < deadline and writer.poll() is None:
         if wal.exists() and wal.stat().st_size > 400_000:
             break
         time.sleep(0.005)
+    children = _children(writer.pid)
     writer.send_signal(signal.SIGKILL)
     writer.wait()
     assert writer.returncode == -signal.SIGKILL, "ingest finished before it could be killed; make the log bigger"
+    assert len(children) >= int(workers)
+    deadline = time.monotonic() + 10  # parser workers leave with their parent
+    while any(_alive(child) for child in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [child for child in children if _alive(child)]
     batches, stored = _whole_batches(project / STORE)
     assert 0 < stored < 12000 and stored == batches * 150
 

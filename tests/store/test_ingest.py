@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from promptops import Contract, ParserPolicy, PromptVersion
+from promptops import Contract, ParserPolicy, PromptopsError, PromptVersion
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.ddl import DROP_CODES
+from tests.helpers import REPO_ROOT
 from tests.store.conftest import relative_to
 
 
@@ -28,11 +29,12 @@ def _one(store: Store, sql: str) -> object:
     return store.connection.execute(sql).fetchall()[0][0]
 
 
+@pytest.mark.parametrize("processes", [0, 2])
 def test_ingest_stores_every_record_once_and_reingest_adds_nothing(
-    project: Path, store: Store, parsers: ParserCache, write_log: Callable[..., Path]
+    project: Path, store: Store, parsers: ParserCache, write_log: Callable[..., Path], processes: int
 ) -> None:
     log = write_log(project / "logs" / "a.jsonl", 1500)
-    report, bad = _ingest(store, parsers, project, log, batch_size=400)
+    report, bad = _ingest(store, parsers, project, log, batch_size=400, processes=processes)
     assert (report.records, report.inserted, report.duplicates, bad) == (1500, 1500, 0, [])
     before = store.connection.execute("SELECT * FROM responses ORDER BY response_id").fetchall()
     diagnostics = store.count("diagnostics")
@@ -40,7 +42,7 @@ def test_ingest_stores_every_record_once_and_reingest_adds_nothing(
 
     again, _ = _ingest(store, parsers, project, log)
     assert again.skipped == ["logs/a.jsonl"] and again.inserted == 0
-    rescan, _ = _ingest(store, parsers, project, log, rescan=True)
+    rescan, _ = _ingest(store, parsers, project, log, rescan=True, processes=processes)
     assert (rescan.inserted, rescan.duplicates) == (0, 1500)
     assert store.connection.execute("SELECT * FROM responses ORDER BY response_id").fetchall() == before
     assert store.count("diagnostics") == diagnostics
@@ -133,8 +135,9 @@ def test_directory_of_segments_remembers_what_was_fully_ingested(
     assert store.count("responses") == 600
 
 
+@pytest.mark.parametrize("processes", [0, 2])
 def test_bad_records_are_reported_with_file_and_line_and_never_stop_the_good_ones(
-    project: Path, store: Store, parsers: ParserCache, write_log: Callable[..., Path]
+    project: Path, store: Store, parsers: ParserCache, write_log: Callable[..., Path], processes: int
 ) -> None:
     good = write_log(project / "logs" / "good.jsonl", 30).read_bytes().splitlines()
     record = json.loads(good[0])
@@ -151,7 +154,7 @@ def test_bad_records_are_reported_with_file_and_line_and_never_stop_the_good_one
     lines = good[:10] + broken[:4] + [b"", b"   "] + good[10:20] + broken[4:] + good[20:]
     log = project / "logs" / "mixed.jsonl"
     log.write_bytes(b"\n".join(lines) + b"\n")
-    report, bad = _ingest(store, parsers, project, log, batch_size=7)
+    report, bad = _ingest(store, parsers, project, log, batch_size=7, processes=processes)
     assert report.inserted == 30 and report.bad_records == 8
     assert [(b.source, b.line) for b in bad] == [("logs/mixed.jsonl", n) for n in (11, 12, 13, 14, 27, 28, 29, 30)]
     problems = [b.problem for b in bad]
@@ -165,13 +168,14 @@ def test_bad_records_are_reported_with_file_and_line_and_never_stop_the_good_one
     assert str(bad[0]).startswith("logs/mixed.jsonl:11: ")
 
 
+@pytest.mark.parametrize("processes", [0, 2])
 def test_a_corrupt_gzip_segment_keeps_what_was_read_and_is_not_remembered(
-    project: Path, store: Store, parsers: ParserCache, write_log: Callable[..., Path]
+    project: Path, store: Store, parsers: ParserCache, write_log: Callable[..., Path], processes: int
 ) -> None:
     plain = write_log(project / "logs" / "a.jsonl", 50, seed=1)
     data = gzip.compress(write_log(project / "tmp.jsonl", 200, seed=2).read_bytes())
     (project / "logs" / "b.jsonl.gz").write_bytes(data[: len(data) * 2 // 3])
-    report, _ = _ingest(store, parsers, project, project / "logs", batch_size=25)
+    report, _ = _ingest(store, parsers, project, project / "logs", batch_size=25, processes=processes)
     failed = report.failed
     assert [f.path for f in failed] == ["logs/b.jsonl.gz"]
     assert (failed[0].error or "").startswith("logs/b.jsonl.gz: cannot read: ")
@@ -180,32 +184,27 @@ def test_a_corrupt_gzip_segment_keeps_what_was_read_and_is_not_remembered(
     assert plain.exists()
 
 
+class PinCandidate:
+    """A rollout-style resolver: the candidate arm pins another prompt version. Picklable, for workers."""
+
+    def __init__(self, contract: Contract, pin: PromptVersion) -> None:
+        self.default = contract.default_policy
+        self.pinned = contract.default_policy.with_overrides(prompt_version=pin)
+        self.asked: list[tuple[str, str | None, str | None]] = []
+
+    def __call__(self, contract_name: str, rollout_id: str | None, arm: str | None) -> ParserPolicy:
+        self.asked.append((contract_name, rollout_id, arm))
+        return self.pinned if arm == "candidate" else self.default
+
+
+@pytest.mark.parametrize("processes", [0, 2])
 def test_policy_resolver_is_asked_once_per_slot_and_its_policy_is_stored(
-    project: Path, store: Store, contract: Contract, write_log: Callable[..., Path]
+    project: Path, store: Store, contract: Contract, write_log: Callable[..., Path], processes: int
 ) -> None:
-    asked: list[tuple[str, str | None, str | None]] = []
-    pinned_elsewhere = contract.default_policy.with_overrides(prompt_version=PromptVersion(1, 1, 0))
-
-    def resolver(contract_name: str, rollout_id: str | None, arm: str | None) -> ParserPolicy:
-        asked.append((contract_name, rollout_id, arm))
-        return pinned_elsewhere if arm == "candidate" else contract.default_policy
-
-    parsers = ParserCache(lambda name: contract, lambda name: name == contract.name, resolver)
+    resolver = PinCandidate(contract, PromptVersion(1, 1, 0))
+    parsers = ParserCache.for_project(REPO_ROOT, resolver)
     log = write_log(project / "logs" / "a.jsonl", 200)
-    _ingest(store, parsers, project, log)
-    assert sorted(asked, key=str) == sorted(
-        {
-            ("review-result", r, a)
-            for r, a in [
-                ("review-v7", "baseline"),
-                ("review-v7", "candidate"),
-                ("review-v8", "baseline"),
-                ("review-v8", "candidate"),
-                (None, None),
-            ]
-        },
-        key=str,
-    )
+    _ingest(store, parsers, project, log, processes=processes)
     rows = store.connection.execute(
         "SELECT arm, prompt_pin, count(*), count(*) FILTER (WHERE reason = 'incompatible_version') "
         "FROM responses GROUP BY ALL ORDER BY ALL"
@@ -214,9 +213,24 @@ def test_policy_resolver_is_asked_once_per_slot_and_its_policy_is_stored(
     by_arm = {arm: (pin, n, incompatible) for arm, pin, n, incompatible in rows}
     assert by_arm["candidate"][0] == "1.1.0" and by_arm["candidate"][1] == by_arm["candidate"][2] > 0
     assert by_arm["baseline"][0] == "1.0.0" and by_arm["baseline"][2] < by_arm["baseline"][1]
-    assert parsers.parser("review-result", "review-v7", "candidate") is parsers.parser(
-        "review-result", "review-v8", "candidate"
-    )
+    if processes == 0:  # in workers each process asks for itself
+        slots = [
+            ("review-v7", "baseline"),
+            ("review-v7", "candidate"),
+            ("review-v8", "baseline"),
+            ("review-v8", "candidate"),
+            (None, None),
+        ]
+        assert sorted(resolver.asked, key=str) == sorted({("review-result", r, a) for r, a in slots}, key=str)
+        assert parsers.parser("review-result", "review-v7", "candidate") is parsers.parser(
+            "review-result", "review-v8", "candidate"
+        )
+
+
+def test_parallel_ingest_needs_a_parser_setup_it_can_send(project: Path, store: Store, contract: Contract) -> None:
+    local = ParserCache(lambda name: contract, lambda name: True)
+    with pytest.raises(PromptopsError, match=r"only a ParserCache.for_project\(...\) can be sent"):
+        ingest_logs([project / "logs"], store, local, relative=relative_to(project), processes=2)
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
