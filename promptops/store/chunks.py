@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from promptops.errors import PromptopsError
 from promptops.parsing import ChangedFiles
 from promptops.store.batch import BatchBuilder
 from promptops.store.logs import decode_record
@@ -98,4 +99,9 @@ def _exit_with_parent(parent: int) -> None:
 
 def parse_chunk_in_worker(lines: list[tuple[int, bytes]], display: str, skip: frozenset[str]) -> ChunkResult:
     assert _WORKER_PARSERS is not None, "start_worker was not run"
-    return parse_chunk(lines, display, _WORKER_PARSERS, skip)
+    try:
+        return parse_chunk(lines, display, _WORKER_PARSERS, skip)
+    except PromptopsError as problem:
+        # Subclasses such as ContractError take several arguments and do not survive the trip back to the
+        # ingest process; their one-line message is all it needs.
+        raise PromptopsError(str(problem)) from None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from promptops.cli import run
+from tests.helpers import REPO_ROOT
 
 
 def _cli(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> tuple[int, str, str]:
@@ -140,3 +142,24 @@ def test_export_then_rates_over_the_directory(
     from_lake = json.loads(_cli(capsys, project, "rates", *by, "--store", str(project / "lake"))[1])
     assert from_lake.pop("store") == "lake" and from_store.pop("store") == ".promptops/diagnostics.duckdb"
     assert from_lake == from_store
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_broken_contract_stops_the_ingest_with_its_one_line_error(
+    tmp_path: Path, write_log: Callable[..., Path], capsys: pytest.CaptureFixture[str], workers: str
+) -> None:
+    shutil.copytree(REPO_ROOT / "versions", tmp_path / "versions")
+    broken = tmp_path / "versions" / "other"
+    shutil.copytree(tmp_path / "versions" / "review-result", broken)
+    config = broken / "contract.yaml"
+    config.write_text(
+        config.read_text().replace("contract: review-result", "contract: other").replace("max_depth", "max_deep")
+    )
+    log = write_log(tmp_path / "logs" / "a.jsonl", 20)
+    with log.open("a") as handle:
+        handle.write(log.read_text().splitlines()[0].replace('"review-result"', '"other"') + "\n")
+    code, out, err = _cli(capsys, tmp_path, "ingest", str(tmp_path / "logs"), "--workers", workers)
+    assert (code, out) == (3, "")
+    assert err == (
+        "promptops: error: versions/other/contract.yaml: key 'limits.max_deep': unknown key (check the spelling)\n"
+    )
