@@ -7,6 +7,7 @@ A chunk is at most a few thousand lines of one segment, so only that many raw te
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -87,6 +88,9 @@ _WORKER_PARSERS: ParserCache | None = None
 def start_worker(parsers: ParserCache) -> None:
     global _WORKER_PARSERS
     _WORKER_PARSERS = parsers
+    # Ctrl-C reaches the whole process group: the ingest process handles it (and stops its workers); a
+    # worker's own KeyboardInterrupt would only print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A worker whose ingest process died (even by SIGKILL) would wait forever for work: leave with it.
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
 
