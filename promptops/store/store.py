@@ -26,7 +26,7 @@ from promptops.store.errors import StoreError, StoreLockedError
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 # Bounds DuckDB's buffer cache so ingest memory does not grow with the size of the store.
-DEFAULT_MEMORY_LIMIT = "512MB"
+DEFAULT_MEMORY_LIMIT = "256MB"
 _LOCK_MESSAGE = "Could not set lock on file"
 
 # A batch's two inserts, from the Arrow tables registered as _po_responses and _po_diagnostics. Diagnostics
