@@ -39,7 +39,7 @@ import response_logs
 from promptops import ChangedFiles, Parser, load_contract
 from promptops.cli.ingest import AUTO_WORKERS_BYTES
 from promptops.store import ParserCache, RatesQuery, Recorder, Store, ingest_logs, rates
-from promptops.store.batch import DIAGNOSTIC_SCHEMA, BatchBuilder
+from promptops.store.batch import BatchBuilder, diagnostics_table
 from promptops.store.store import INSERT_DIAGNOSTICS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,30 +112,16 @@ def _diagnostic_rows(parser: Parser, work: Path, scale: float, pool: int) -> Non
             None,
             None,
         )
-    # (a) the store's diagnostics insert: the parser's Diagnostic objects -> 8 Arrow columns -> one INSERT that
-    # joins the batch's (already staged) responses for the slicing columns, in one transaction.
+    # (a) the store's diagnostics insert: the parser's Diagnostic objects -> Arrow (the response's id and
+    # slicing columns gathered from the batch's responses by Arrow) -> one INSERT, in one transaction.
     staged = builder.take().responses
     diagnostics = [d for i in range(count) for d in noisy[i % len(noisy)].diagnostics]
-    owners = [f"d{i}" for i in range(count) for _ in noisy[i % len(noisy)].diagnostics]
+    owners = [i for i in range(count) for _ in noisy[i % len(noisy)].diagnostics]
     seqs = [k for i in range(count) for k in range(len(noisy[i % len(noisy)].diagnostics))]
     with Store.open(work / "bulk.duckdb") as store:
         con = store.connection
         started = time.perf_counter()
-        table = pa.Table.from_arrays(
-            [
-                pa.array(owners, type=pa.string()),
-                pa.array(seqs, type=pa.int32()),
-                pa.array([d.code for d in diagnostics], type=pa.string()),
-                pa.array([d.level for d in diagnostics], type=pa.string()),
-                pa.array([d.path for d in diagnostics], type=pa.string()),
-                pa.array([d.finding_index for d in diagnostics], type=pa.int32()),
-                pa.array([d.finding_id for d in diagnostics], type=pa.string()),
-                pa.array([d.message for d in diagnostics], type=pa.string()),
-            ],
-            schema=DIAGNOSTIC_SCHEMA,
-        )
-        con.register("_po_responses", staged)
-        con.register("_po_diagnostics", table)
+        con.register("_po_diagnostics", diagnostics_table(diagnostics, owners, seqs, staged))
         con.execute("BEGIN TRANSACTION")
         con.execute(INSERT_DIAGNOSTICS, {"batch": 1})
         con.execute("COMMIT")

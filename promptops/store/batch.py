@@ -53,6 +53,18 @@ RESPONSE_SCHEMA = pa.schema(
         ("source_line", _I32),
     ]
 )
+# The response columns every diagnostic row repeats (see ddl.py: rate queries then never join).
+RESPONSE_COPIES = (
+    "contract",
+    "ts",
+    "rollout_id",
+    "arm",
+    "model",
+    "prompt_version",
+    "schema_version",
+    "schema_floor",
+    "prompt_pin",
+)
 DIAGNOSTIC_SCHEMA = pa.schema(
     [
         ("response_id", _STR),
@@ -63,8 +75,33 @@ DIAGNOSTIC_SCHEMA = pa.schema(
         ("finding_index", _I32),
         ("finding_id", _STR),
         ("message", _STR),
+        *((name, RESPONSE_SCHEMA.field(name).type) for name in RESPONSE_COPIES),
     ]
 )
+
+
+def diagnostics_table(diagnostics: list[Diagnostic], rows: list[int], seqs: list[int], responses: pa.Table) -> pa.Table:
+    """Diagnostic rows: each Diagnostic, the index of its response in ``responses`` and its place there.
+
+    Only the diagnostic's own fields cross from Python objects; the response's id and slicing columns are
+    gathered by Arrow (``take``), in C, with no per-row Python work and no join in DuckDB.
+    """
+    index = pa.array(rows, type=_I32)
+    copied = responses.select(["response_id", *RESPONSE_COPIES]).take(index)
+    return pa.Table.from_arrays(
+        [
+            copied.column("response_id"),
+            pa.array(seqs, type=_I32),
+            pa.array([d.code for d in diagnostics], type=_STR),  # Code is a StrEnum: Arrow takes it as str
+            pa.array([d.level for d in diagnostics], type=_STR),
+            pa.array([d.path for d in diagnostics], type=_STR),
+            pa.array([d.finding_index for d in diagnostics], type=_I32),
+            pa.array([d.finding_id for d in diagnostics], type=_STR),
+            pa.array([d.message for d in diagnostics], type=_STR),
+            *(copied.column(name) for name in RESPONSE_COPIES),
+        ],
+        schema=DIAGNOSTIC_SCHEMA,
+    )
 
 
 class BatchBuilder:
@@ -80,7 +117,7 @@ class BatchBuilder:
     def _reset(self) -> None:
         self._rows: list[tuple[Any, ...]] = []
         self._ids: set[str] = set()
-        self._diag_owner: list[str] = []
+        self._diag_row: list[int] = []  # index of the diagnostic's response in _rows
         self._diag_seq: list[int] = []
         self._diags: list[Diagnostic] = []
         self._duplicates = 0
@@ -126,7 +163,7 @@ class BatchBuilder:
         if count:
             coercions = sum(1 for d in diagnostics if d.code in COERCION_CODES)
             self._diags.extend(diagnostics)
-            self._diag_owner.extend([response_id] * count)
+            self._diag_row.extend([len(self._rows)] * count)
             self._diag_seq.extend(range(count))
         reason = outcome.reason
         self._rows.append(
@@ -162,26 +199,13 @@ class BatchBuilder:
         return True
 
     def take(self) -> Batch:
-        diags = self._diags
         # Every row has the schema's length by construction; zip(*rows) transposes them in C.
         columns = list(zip(*self._rows)) if self._rows else [() for _ in RESPONSE_SCHEMA]  # noqa: B905
         responses = pa.Table.from_arrays(
             [pa.array(column, type=field.type) for column, field in zip(columns, RESPONSE_SCHEMA, strict=True)],
             schema=RESPONSE_SCHEMA,
         )
-        diagnostics = pa.Table.from_arrays(
-            [
-                pa.array(self._diag_owner, type=_STR),
-                pa.array(self._diag_seq, type=_I32),
-                pa.array([d.code for d in diags], type=_STR),  # Code is a StrEnum: Arrow takes it as str
-                pa.array([d.level for d in diags], type=_STR),
-                pa.array([d.path for d in diags], type=_STR),
-                pa.array([d.finding_index for d in diags], type=_I32),
-                pa.array([d.finding_id for d in diags], type=_STR),
-                pa.array([d.message for d in diags], type=_STR),
-            ],
-            schema=DIAGNOSTIC_SCHEMA,
-        )
+        diagnostics = diagnostics_table(self._diags, self._diag_row, self._diag_seq, responses)
         batch = Batch(responses, diagnostics, self._duplicates)
         self._reset()
         return batch

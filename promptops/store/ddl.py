@@ -88,7 +88,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 source_line INTEGER
             )""",
             # One row per diagnostic, in the parser's order (seq). The response's slicing columns are copied in
-            # at insert time (a join inside DuckDB, no Python cost) so that rate queries never join 10^7 rows.
+            # when the batch is built (gathered by Arrow, no per-row Python work) so that rate queries never join
+            # 10^7 rows.
             """CREATE TABLE IF NOT EXISTS diagnostics (
                 response_id VARCHAR NOT NULL,
                 seq INTEGER NOT NULL,

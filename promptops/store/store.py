@@ -29,23 +29,20 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 DEFAULT_MEMORY_LIMIT = "256MB"
 _LOCK_MESSAGE = "Could not set lock on file"
 
-# A batch's two inserts, from the Arrow tables registered as _po_responses and _po_diagnostics. Diagnostics
-# get their response's slicing columns by a join inside DuckDB: no per-row Python work.
+# A batch's two inserts, from the Arrow tables registered as _po_responses and _po_diagnostics (whose rows
+# already carry their response's slicing columns, see batch.diagnostics_table).
 INSERT_RESPONSES = (
     "INSERT INTO responses BY NAME SELECT *, md5_number_lower(response_id) AS id_hash, $batch AS batch_id "
     "FROM _po_responses"
 )
-INSERT_DIAGNOSTICS = (
-    "INSERT INTO diagnostics BY NAME SELECT d.*, r.contract, r.ts, r.rollout_id, r.arm, r.model, r.prompt_version, "
-    "r.schema_version, r.schema_floor, r.prompt_pin, $batch AS batch_id "
-    "FROM _po_diagnostics d JOIN _po_responses r ON d.response_id = r.response_id"
-)
+INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
 _PID = re.compile(r"\(PID (\d+)\)")
 
 
 @dataclass(frozen=True)
 class Batch:
-    """Responses and their diagnostics in columnar form (see ``promptops.store.batch`` for the columns)."""
+    """Responses and their diagnostics in columnar form (``promptops.store.batch``: RESPONSE_SCHEMA and
+    DIAGNOSTIC_SCHEMA, the latter with each response's slicing columns already copied in)."""
 
     responses: pa.Table
     diagnostics: pa.Table
