@@ -32,16 +32,11 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
 @click.command("review-gate")
 @click.option("--spec", "spec_id", required=True, metavar="SPEC-ID", help="Spec to review, e.g. SPEC-KIT-9.")
 @click.option(
-    "--stage",
-    required=True,
-    type=click.Choice([s.value for s in Stage], case_sensitive=False),
+    "--stage", required=True, type=click.Choice([s.value for s in Stage], case_sensitive=False),
     help="Stage to review (Unlock reviews the Audit output; Specify has no review point).",
 )
 @click.option(
-    "--repo",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
+    "--repo", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
     help="Repository holding the evidence and its pyproject.toml.",
 )
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 when the review passes with warnings.")
@@ -49,11 +44,7 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
 # Same option as promptops.cli.project.format_option, declared here because that helper's return annotation
 # (click.Option) does not type-check as a decorator under mypy --strict.
 @click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="Output format.",
 )
 def review_gate(
