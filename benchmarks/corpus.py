@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,8 +54,14 @@ class Record:
 
 
 def build(count: int, seed: int = 7) -> list[Record]:
+    return list(stream(count, seed))
+
+
+def stream(count: int, seed: int = 7) -> Iterator[Record]:
+    """The records of ``build``, one at a time (for corpora too large to hold)."""
     rng = random.Random(seed)
-    return [_record(rng) for _ in range(count)]
+    for _ in range(count):
+        yield _record(rng)
 
 
 def _record(rng: random.Random) -> Record:

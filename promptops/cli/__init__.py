@@ -30,6 +30,9 @@ COMMANDS: dict[str, str] = {
     "compat": "promptops.cli.compat:compat",
     "release": "promptops.cli.release:release",
     "rollout": "promptops.cli.rollout:rollout",
+    "ingest": "promptops.cli.ingest:ingest_command",
+    "rates": "promptops.cli.rates:rates_command",
+    "export": "promptops.cli.export:export_command",
 }
 
 

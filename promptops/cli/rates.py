@@ -1,0 +1,119 @@
+"""``promptops rates``: per-response and per-finding rates from the store or a Parquet export.
+
+Exit codes: 0 rates printed (an empty selection prints no groups and a notice on stderr); 3 the store is
+missing, locked past --lock-timeout or unreadable, or a flag is invalid.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from promptops.cli import exits
+from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.store import RatesQuery, RatesReport, Store, open_parquet, rates
+from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, GroupRates, Rate
+
+
+@click.command("rates")
+@click.option("--contract", "contract_name", required=True, help="Contract name.")
+@click.option(
+    "--by",
+    "by_text",
+    default="",
+    metavar="NAMES",
+    help=f"Comma-separated grouping: {', '.join(GROUP_COLUMNS)}.",
+)
+@click.option("--since", metavar="ISO", help="Only responses at or after this time (ISO 8601; UTC when no offset).")
+@click.option("--rollout", "rollout_id", metavar="ID", help="Only responses of this rollout.")
+@click.option("--top", type=click.IntRange(min=0), default=5, show_default=True, help="Reasons and fields listed.")
+@store_option("DuckDB file, or a directory written by promptops export")
+@lock_timeout_option()
+@format_option()
+@pass_project
+def rates_command(
+    project: Project,
+    contract_name: str,
+    by_text: str,
+    since: str | None,
+    rollout_id: str | None,
+    top: int,
+    store_path: Path | None,
+    lock_timeout: float,
+    output_format: str,
+) -> int:
+    """Rates of dropped findings, coercions, incompatible versions, rejects and more, with their counts.
+
+    Exit codes: 0 rates printed; 3 tool failure (no store, store locked or unreadable, bad flags).
+    """
+    by = tuple(name.strip() for name in by_text.split(",") if name.strip())
+    try:
+        query = RatesQuery(contract_name, by=by, since=_parse_since(since), rollout_id=rollout_id, top=top)
+    except ValueError as problem:
+        raise click.BadParameter(str(problem), param_hint="--by") from None
+    path, display = store_location(project, store_path)
+    if path.is_dir():
+        with closing(open_parquet(path, display=display)) as con:
+            report = rates(con, query)
+    else:
+        with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
+            report = rates(store.connection, query)
+    if not report.groups:
+        click.echo(f"promptops: no responses of contract {contract_name} match in {display}", err=True)
+    if output_format == "json":
+        click.echo(json.dumps({"store": display, **report.to_dict()}, indent=2))
+    else:
+        click.echo("\n".join(_text(display, report)))
+    return exits.OK
+
+
+def _parse_since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not an ISO 8601 date or time", param_hint="--since") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def _text(display: str, report: RatesReport) -> list[str]:
+    query = report.query
+    scope = [f"contract {query.contract}"]
+    if query.rollout_id is not None:
+        scope.append(f"rollout {query.rollout_id}")
+    if query.since is not None:
+        scope.append(f"since {query.since.isoformat()} UTC")
+    lines = [f"{display}: {', '.join(scope)}"]
+    for group in report.groups:
+        lines.extend(_group_text(group))
+    return lines
+
+
+def _group_text(group: GroupRates) -> list[str]:
+    key = " ".join(f"{name}={'-' if value is None else value}" for name, value in group.key.items())
+    lines = ["", f"{key or 'all responses'}: {group.responses:,} responses, {group.accepted:,} accepted"]
+    lines.append("  per response")
+    lines.extend(_rate_line(name, group.per_response[name]) for name in PER_RESPONSE)
+    lines.append("  per finding (of findings seen)")
+    lines.extend(_rate_line(name, rate) for name, rate in group.per_finding.items())
+    for title, items in (
+        ("top drop reasons", group.top_drop_reasons),
+        ("top coerced fields", group.top_coerced_fields),
+        ("top reject reasons", group.top_reject_reasons),
+    ):
+        if items:
+            lines.append(f"  {title}: " + ", ".join(f"{label} {count:,}" for label, count in items))
+    return lines
+
+
+def _rate_line(name: str, rate: Rate) -> str:
+    value = "-" if rate.rate is None else f"{rate.rate:.2%}"
+    return f"    {name.replace('_', ' '):<24}{value:>9}  {rate.count:>12,} / {rate.total:,}"

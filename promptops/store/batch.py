@@ -1,0 +1,275 @@
+"""Columnar batches of parse outcomes, and the Recorder that services use to store them as they happen.
+
+The hot path appends plain values to Python lists (one list per column) and keeps each response's Diagnostic
+objects as they are; columns become Arrow arrays once per batch, which DuckDB loads in bulk. Nothing here
+touches the database row by row.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+import pyarrow as pa
+
+from promptops.parsing import Diagnostic, ParseOutcome
+from promptops.parsing.diagnostics import COERCION_CODES
+from promptops.policy import ParserPolicy
+from promptops.store.store import Batch, Store, WriteResult
+
+DEFAULT_BATCH_SIZE = 20_000
+
+_STR = pa.string()
+_I32 = pa.int32()
+_BOOL = pa.bool_()
+RESPONSE_SCHEMA = pa.schema(
+    [
+        ("response_id", _STR),
+        ("ts", pa.timestamp("us")),
+        ("contract", _STR),
+        ("rollout_id", _STR),
+        ("arm", _STR),
+        ("unit", _STR),
+        ("model", _STR),
+        ("latency_ms", pa.float64()),
+        ("tokens", pa.int64()),
+        ("prompt_version", _STR),
+        ("schema_version", _STR),
+        ("schema_floor", _STR),
+        ("prompt_pin", _STR),
+        ("prompt_patch_drift", _BOOL),
+        ("accepted", _BOOL),
+        ("reason", _STR),
+        ("findings_seen", _I32),
+        ("findings_kept", _I32),
+        ("findings_dropped", _I32),
+        ("findings_coerced", _I32),
+        ("coercions", _I32),
+        ("n_diagnostics", _I32),
+        ("extracted", _BOOL),
+        ("truncated", _BOOL),
+        ("source", _STR),
+        ("source_line", _I32),
+    ]
+)
+# The response columns every diagnostic row repeats (see ddl.py: rate queries then never join).
+RESPONSE_COPIES = (
+    "contract",
+    "ts",
+    "rollout_id",
+    "arm",
+    "model",
+    "prompt_version",
+    "schema_version",
+    "schema_floor",
+    "prompt_pin",
+)
+DIAGNOSTIC_SCHEMA = pa.schema(
+    [
+        ("response_id", _STR),
+        ("seq", _I32),
+        ("code", _STR),
+        ("level", _STR),
+        ("path", _STR),
+        ("finding_index", _I32),
+        ("finding_id", _STR),
+        ("message", _STR),
+        *((name, RESPONSE_SCHEMA.field(name).type) for name in RESPONSE_COPIES),
+    ]
+)
+
+
+def diagnostics_table(diagnostics: list[Diagnostic], rows: list[int], seqs: list[int], responses: pa.Table) -> pa.Table:
+    """Diagnostic rows: each Diagnostic, the index of its response in ``responses`` and its place there.
+
+    Only the diagnostic's own fields cross from Python objects; the response's id and slicing columns are
+    gathered by Arrow (``take``), in C, with no per-row Python work and no join in DuckDB.
+    """
+    index = pa.array(rows, type=_I32)
+    copied = responses.select(["response_id", *RESPONSE_COPIES]).take(index)
+    return pa.Table.from_arrays(
+        [
+            copied.column("response_id"),
+            pa.array(seqs, type=_I32),
+            pa.array([d.code for d in diagnostics], type=_STR),  # Code is a StrEnum: Arrow takes it as str
+            pa.array([d.level for d in diagnostics], type=_STR),
+            pa.array([d.path for d in diagnostics], type=_STR),
+            pa.array([d.finding_index for d in diagnostics], type=_I32),
+            pa.array([d.finding_id for d in diagnostics], type=_STR),
+            pa.array([d.message for d in diagnostics], type=_STR),
+            *(copied.column(name) for name in RESPONSE_COPIES),
+        ],
+        schema=DIAGNOSTIC_SCHEMA,
+    )
+
+
+class BatchBuilder:
+    """Accumulates outcomes as row tuples; ``take`` hands over a columnar Batch and starts a new one.
+
+    Rows are transposed once per batch (``zip(*rows)`` runs in C), which beats appending to 26 lists per
+    response. ``add`` takes positional arguments because it runs once per response on the ingest hot path.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._rows: list[tuple[Any, ...]] = []
+        self._ids: set[str] = set()
+        self._diag_row: list[int] = []  # index of the diagnostic's response in _rows
+        self._diag_seq: list[int] = []
+        self._diags: list[Diagnostic] = []
+        self._duplicates = 0
+        self._policies: dict[int, tuple[ParserPolicy, str, str, bool]] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def pending(self) -> bool:
+        """Whether ``take`` has anything to hand over (responses, or duplicates to report)."""
+        return bool(self._rows) or self._duplicates > 0
+
+    def add(
+        self,
+        outcome: ParseOutcome,
+        policy: ParserPolicy,
+        response_id: str,
+        ts: datetime,
+        contract: str,
+        rollout_id: str | None,
+        arm: str | None,
+        unit: str | None,
+        model: str | None,
+        latency_ms: float | None,
+        tokens: int | None,
+        source: str | None,
+        source_line: int | None,
+    ) -> bool:
+        """Add one response; False (and counted as a duplicate) when its id is already in this batch."""
+        if response_id in self._ids:
+            self._duplicates += 1
+            return False
+        self._ids.add(response_id)
+        cached = self._policies.get(id(policy))
+        if cached is None:
+            # Keyed by identity, holding the policy itself so the id cannot be reused while cached.
+            cached = (policy, str(policy.schema_floor), str(policy.prompt_version), policy.allow_prompt_patch_drift)
+            self._policies[id(policy)] = cached
+        diagnostics = outcome.diagnostics
+        count = len(diagnostics)
+        coercions = 0
+        if count:
+            coercions = sum(1 for d in diagnostics if d.code in COERCION_CODES)
+            self._diags.extend(diagnostics)
+            self._diag_row.extend([len(self._rows)] * count)
+            self._diag_seq.extend(range(count))
+        reason = outcome.reason
+        self._rows.append(
+            (
+                response_id,
+                ts,
+                contract,
+                rollout_id,
+                arm,
+                unit,
+                model,
+                latency_ms,
+                tokens,
+                outcome.prompt_version,
+                outcome.schema_version,
+                cached[1],
+                cached[2],
+                cached[3],
+                outcome.accepted,
+                None if reason is None else str(reason),
+                outcome.findings_seen,
+                outcome.findings_kept,
+                outcome.findings_dropped,
+                outcome.findings_coerced,
+                coercions,
+                count,
+                outcome.extracted,
+                outcome.truncated,
+                source,
+                source_line,
+            )
+        )
+        return True
+
+    def take(self) -> Batch:
+        # Every row has the schema's length by construction; zip(*rows) transposes them in C.
+        columns = list(zip(*self._rows)) if self._rows else [() for _ in RESPONSE_SCHEMA]  # noqa: B905
+        responses = pa.Table.from_arrays(
+            [pa.array(column, type=field.type) for column, field in zip(columns, RESPONSE_SCHEMA, strict=True)],
+            schema=RESPONSE_SCHEMA,
+        )
+        diagnostics = diagnostics_table(self._diags, self._diag_row, self._diag_seq, responses)
+        batch = Batch(responses, diagnostics, self._duplicates)
+        self._reset()
+        return batch
+
+
+class Recorder:
+    """Buffers parse outcomes and writes them to a Store in batches, in the format ``promptops ingest`` writes.
+
+    ```python
+    with Store.open(path) as store, Recorder(store) as recorder:
+        outcome = parser.parse(raw, changed)
+        recorder.record(outcome, response_id=rid, ts=now, contract="review-result", policy=parser.policy,
+                        rollout_id="review-v7", arm="candidate", unit="org/repo#42")
+    ```
+    A batch is written when ``batch_size`` responses are buffered, on ``flush`` and when the context exits
+    (also after an exception: what was recorded is valid). Each write is one transaction; ids already stored
+    are skipped, so a retried flush never duplicates. Not thread-safe: use one Recorder per thread.
+    """
+
+    def __init__(self, store: Store, *, batch_size: int = DEFAULT_BATCH_SIZE, writer: str = "recorder") -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self._store = store
+        self._batch_size = batch_size
+        self._writer = writer
+        self._builder = BatchBuilder()
+        self.written = 0
+        self.duplicates = 0
+
+    def record(
+        self,
+        outcome: ParseOutcome,
+        *,
+        response_id: str,
+        ts: datetime,
+        contract: str,
+        policy: ParserPolicy,
+        rollout_id: str | None = None,
+        arm: str | None = None,
+        unit: str | None = None,
+        model: str | None = None,
+        latency_ms: float | None = None,
+        tokens: int | None = None,
+    ) -> None:
+        """Buffer one outcome. ``policy`` is the parser's (``parser.policy``); ``ts`` is UTC when naive."""
+        self._builder.add(
+            outcome, policy, response_id, ts, contract, rollout_id, arm, unit, model, latency_ms, tokens, None, None
+        )
+        if len(self._builder) >= self._batch_size:
+            self.flush()
+
+    def flush(self) -> WriteResult | None:
+        """Write what is buffered (one transaction); None when nothing was."""
+        if not self._builder.pending:
+            return None
+        result = self._store.write(self._builder.take(), writer=self._writer)
+        self.written += result.responses
+        self.duplicates += result.duplicates
+        return result
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.flush()

@@ -1,0 +1,111 @@
+"""Turning a chunk of log lines into columnar rows: the work ingest does per record, in this process or in
+worker processes (this module is what they import).
+
+A chunk is at most a few thousand lines of one segment, so only that many raw texts are ever held.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from promptops.errors import PromptopsError
+from promptops.parsing import ChangedFiles
+from promptops.store.batch import BatchBuilder
+from promptops.store.logs import decode_record
+from promptops.store.policies import ParserCache
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    responses: pa.Table
+    diagnostics: pa.Table
+    records: int  # non-empty lines
+    duplicates: int  # ids repeated inside the chunk, or in ``skip``
+    bad: list[tuple[int, str]]  # (line, problem)
+
+
+def parse_chunk(
+    lines: list[tuple[int, bytes]], display: str, parsers: ParserCache, skip: frozenset[str] = frozenset()
+) -> ChunkResult:
+    """Decode, parse and tabulate ``lines`` (line number, bytes) of the segment ``display``.
+
+    Ids in ``skip`` (already stored) are counted as duplicates without being parsed.
+    """
+    builder = BatchBuilder()
+    add = builder.add
+    slot_of = parsers.slot
+    bad: list[tuple[int, str]] = []
+    records = skipped = 0
+    for number, line in lines:
+        if not line or line.isspace():  # isspace() scans without copying the line, unlike strip()
+            continue
+        records += 1
+        record = decode_record(line)
+        if isinstance(record, str):
+            bad.append((number, record))
+            continue
+        if skip and record.response_id in skip:
+            skipped += 1
+            continue
+        slot = slot_of(record.contract, record.rollout_id, record.arm)
+        if slot is None:
+            bad.append((number, f"unknown contract {record.contract!r} (no versions/{record.contract}/)"))
+            continue
+        parser, schema_version, prompt_version = slot
+        outcome = parser.parse(
+            record.raw, ChangedFiles(record.changed_files), schema_version=schema_version, prompt_version=prompt_version
+        )
+        add(
+            outcome,
+            parser.policy,
+            record.response_id,
+            record.ts,
+            record.contract,
+            record.rollout_id,
+            record.arm,
+            record.unit,
+            record.model,
+            record.latency_ms,
+            record.tokens,
+            display,
+            number,
+        )
+    batch = builder.take()
+    return ChunkResult(batch.responses, batch.diagnostics, records, batch.duplicates + skipped, bad)
+
+
+# ---- worker processes ----------------------------------------------------------------------------------
+
+_WORKER_PARSERS: ParserCache | None = None
+
+
+def start_worker(parsers: ParserCache) -> None:
+    global _WORKER_PARSERS
+    _WORKER_PARSERS = parsers
+    # Ctrl-C reaches the whole process group: the ingest process handles it (and stops its workers); a
+    # worker's own KeyboardInterrupt would only print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A worker whose ingest process died (even by SIGKILL) would wait forever for work: leave with it.
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(3)
+
+
+def parse_chunk_in_worker(lines: list[tuple[int, bytes]], display: str, skip: frozenset[str]) -> ChunkResult:
+    assert _WORKER_PARSERS is not None, "start_worker was not run"
+    try:
+        return parse_chunk(lines, display, _WORKER_PARSERS, skip)
+    except PromptopsError as problem:
+        # Subclasses such as ContractError take several arguments and do not survive the trip back to the
+        # ingest process; their one-line message is all it needs.
+        raise PromptopsError(str(problem)) from None

@@ -1,0 +1,311 @@
+"""The store's schema: versioned tables with forward migrations, and the rate views derived from them.
+
+Tables change only through ``MIGRATIONS``: an ordered list, each entry applied once, in its own transaction, and
+recorded in ``schema_version``. A released migration is never edited; a change is a new entry at the end.
+Views hold no data, so they are not migrated: ``VIEWS`` is recreated whenever its text changes (a hash kept in
+``store_meta``), which keeps the DuckDB file, a Parquet directory and the code on the very same definitions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from promptops.parsing.diagnostics import COERCION_CODES, Code
+from promptops.store.errors import StoreError
+
+# Codes that mean "this finding was dropped" when logged at warning level (DESIGN.md §3); the same spelling
+# at error level is a reject reason. Each dropped finding carries exactly one of them.
+DROP_CODES = frozenset(
+    {
+        Code.MISSING_REQUIRED_FIELD,
+        Code.INVALID_ENUM,
+        Code.INVALID_LINE,
+        Code.END_LINE_BEFORE_LINE,
+        Code.INVALID_FIELD,
+        Code.UNKNOWN_FIELD,
+        Code.FILE_NOT_IN_CHANGED_FILES,
+        Code.NOT_AN_OBJECT,
+        Code.DUPLICATE_KEY,
+        Code.TRUNCATED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+_SCHEMA_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    applied_at TIMESTAMP NOT NULL
+)"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "responses, diagnostics, batches, segments, store_meta",
+        (
+            # One row per response. Versions are as the response declared them (NULL when it declared none
+            # readable); schema_floor/prompt_pin/prompt_patch_drift are the policy the parser applied.
+            # id_hash (64 bits of md5 of response_id) makes the duplicate check scan 8 bytes a row.
+            """CREATE TABLE IF NOT EXISTS responses (
+                response_id VARCHAR NOT NULL,
+                id_hash UBIGINT NOT NULL,
+                ts TIMESTAMP NOT NULL,
+                contract VARCHAR NOT NULL,
+                rollout_id VARCHAR,
+                arm VARCHAR,
+                unit VARCHAR,
+                model VARCHAR,
+                latency_ms DOUBLE,
+                tokens BIGINT,
+                prompt_version VARCHAR,
+                schema_version VARCHAR,
+                schema_floor VARCHAR NOT NULL,
+                prompt_pin VARCHAR NOT NULL,
+                prompt_patch_drift BOOLEAN NOT NULL,
+                accepted BOOLEAN NOT NULL,
+                reason VARCHAR,
+                findings_seen INTEGER NOT NULL,
+                findings_kept INTEGER NOT NULL,
+                findings_dropped INTEGER NOT NULL,
+                findings_coerced INTEGER NOT NULL,
+                coercions INTEGER NOT NULL,
+                n_diagnostics INTEGER NOT NULL,
+                extracted BOOLEAN NOT NULL,
+                truncated BOOLEAN NOT NULL,
+                batch_id BIGINT NOT NULL,
+                source VARCHAR,
+                source_line INTEGER
+            )""",
+            # One row per diagnostic, in the parser's order (seq). The response's slicing columns are copied in
+            # when the batch is built (gathered by Arrow, no per-row Python work) so that rate queries never join
+            # 10^7 rows.
+            """CREATE TABLE IF NOT EXISTS diagnostics (
+                response_id VARCHAR NOT NULL,
+                seq INTEGER NOT NULL,
+                code VARCHAR NOT NULL,
+                level VARCHAR NOT NULL,
+                path VARCHAR,
+                finding_index INTEGER,
+                finding_id VARCHAR,
+                message VARCHAR NOT NULL,
+                contract VARCHAR NOT NULL,
+                ts TIMESTAMP NOT NULL,
+                rollout_id VARCHAR,
+                arm VARCHAR,
+                model VARCHAR,
+                prompt_version VARCHAR,
+                schema_version VARCHAR,
+                schema_floor VARCHAR NOT NULL,
+                prompt_pin VARCHAR NOT NULL,
+                batch_id BIGINT NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS batches (
+                batch_id BIGINT NOT NULL,
+                committed_at TIMESTAMP NOT NULL,
+                writer VARCHAR NOT NULL,
+                responses INTEGER NOT NULL,
+                diagnostics INTEGER NOT NULL,
+                duplicates INTEGER NOT NULL
+            )""",
+            # Log segments read to the end: the repo-relative path plus the size and sha256 of the bytes read.
+            """CREATE TABLE IF NOT EXISTS segments (
+                path VARCHAR NOT NULL,
+                size BIGINT NOT NULL,
+                sha256 VARCHAR NOT NULL,
+                records BIGINT NOT NULL,
+                bad_records BIGINT NOT NULL,
+                ingested_at TIMESTAMP NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS store_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)""",
+            """INSERT INTO store_meta SELECT 'store_id', replace(gen_random_uuid()::VARCHAR, '-', '')
+               WHERE NOT EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id')""",
+        ),
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+# Columns of the data tables, in table order: Parquet views select exactly these so both sources look alike.
+TABLE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "responses": (
+        ("response_id", "VARCHAR"),
+        ("id_hash", "UBIGINT"),
+        ("ts", "TIMESTAMP"),
+        ("contract", "VARCHAR"),
+        ("rollout_id", "VARCHAR"),
+        ("arm", "VARCHAR"),
+        ("unit", "VARCHAR"),
+        ("model", "VARCHAR"),
+        ("latency_ms", "DOUBLE"),
+        ("tokens", "BIGINT"),
+        ("prompt_version", "VARCHAR"),
+        ("schema_version", "VARCHAR"),
+        ("schema_floor", "VARCHAR"),
+        ("prompt_pin", "VARCHAR"),
+        ("prompt_patch_drift", "BOOLEAN"),
+        ("accepted", "BOOLEAN"),
+        ("reason", "VARCHAR"),
+        ("findings_seen", "INTEGER"),
+        ("findings_kept", "INTEGER"),
+        ("findings_dropped", "INTEGER"),
+        ("findings_coerced", "INTEGER"),
+        ("coercions", "INTEGER"),
+        ("n_diagnostics", "INTEGER"),
+        ("extracted", "BOOLEAN"),
+        ("truncated", "BOOLEAN"),
+        ("batch_id", "BIGINT"),
+        ("source", "VARCHAR"),
+        ("source_line", "INTEGER"),
+    ),
+    "diagnostics": (
+        ("response_id", "VARCHAR"),
+        ("seq", "INTEGER"),
+        ("code", "VARCHAR"),
+        ("level", "VARCHAR"),
+        ("path", "VARCHAR"),
+        ("finding_index", "INTEGER"),
+        ("finding_id", "VARCHAR"),
+        ("message", "VARCHAR"),
+        ("contract", "VARCHAR"),
+        ("ts", "TIMESTAMP"),
+        ("rollout_id", "VARCHAR"),
+        ("arm", "VARCHAR"),
+        ("model", "VARCHAR"),
+        ("prompt_version", "VARCHAR"),
+        ("schema_version", "VARCHAR"),
+        ("schema_floor", "VARCHAR"),
+        ("prompt_pin", "VARCHAR"),
+        ("batch_id", "BIGINT"),
+    ),
+}
+
+
+def _sql_list(codes: frozenset[Code]) -> str:
+    return ", ".join(f"'{code}'" for code in sorted(codes))
+
+
+# The rate definitions (README "Diagnostics store"). Every per-response indicator is a Bernoulli outcome over
+# all responses, as the rollout gate counts them (DESIGN.md §5).
+VIEWS: tuple[str, ...] = (
+    """CREATE OR REPLACE VIEW response_indicators AS
+    SELECT response_id, ts, CAST(ts AS DATE) AS day, contract, rollout_id, arm, unit, model,
+           prompt_version, schema_version, schema_floor, prompt_pin, accepted, reason,
+           findings_seen, findings_kept, findings_dropped, findings_coerced, coercions,
+           findings_dropped > 0 AS any_drop,
+           coercions > 0 AS any_coercion,
+           coalesce(reason = 'incompatible_version', false) AS incompatible_version,
+           NOT accepted AS rejected,
+           accepted AND findings_seen > 0 AND findings_kept = 0 AS all_findings_dropped,
+           extracted, truncated
+    FROM responses""",
+    f"""CREATE OR REPLACE VIEW diagnostic_facts AS
+    SELECT response_id, seq, code, level, path, finding_index, finding_id, message,
+           contract, ts, CAST(ts AS DATE) AS day, rollout_id, arm, model,
+           prompt_version, schema_version, schema_floor, prompt_pin,
+           CASE WHEN level = 'error' THEN 'reject'
+                WHEN code IN ({_sql_list(COERCION_CODES)}) THEN 'coercion'
+                WHEN level = 'warning' AND code IN ({_sql_list(DROP_CODES)}) THEN 'drop'
+                ELSE 'note' END AS kind,
+           regexp_replace(path, '\\[[0-9]+\\]', '[]', 'g') AS field
+    FROM diagnostics""",
+    """CREATE OR REPLACE VIEW daily_rates AS
+    SELECT contract, rollout_id, arm, prompt_version, schema_version, schema_floor, prompt_pin, day,
+           count(*) AS responses,
+           count(*) FILTER (WHERE any_drop) AS any_drop,
+           count(*) FILTER (WHERE any_coercion) AS any_coercion,
+           count(*) FILTER (WHERE incompatible_version) AS incompatible_version,
+           count(*) FILTER (WHERE rejected) AS rejected,
+           count(*) FILTER (WHERE all_findings_dropped) AS all_findings_dropped,
+           count(*) FILTER (WHERE extracted) AS extracted,
+           count(*) FILTER (WHERE truncated) AS truncated,
+           sum(findings_seen) AS findings_seen,
+           sum(findings_dropped) AS findings_dropped,
+           sum(findings_coerced) AS findings_coerced,
+           count(*) FILTER (WHERE any_drop) / count(*) AS any_drop_rate,
+           count(*) FILTER (WHERE any_coercion) / count(*) AS any_coercion_rate,
+           count(*) FILTER (WHERE incompatible_version) / count(*) AS incompatible_version_rate,
+           sum(findings_dropped) / nullif(sum(findings_seen), 0) AS finding_drop_rate,
+           sum(findings_coerced) / nullif(sum(findings_seen), 0) AS finding_coercion_rate
+    FROM response_indicators
+    GROUP BY ALL""",
+)
+
+VIEWS_STAMP = hashlib.sha256("\n;\n".join(VIEWS).encode()).hexdigest()[:16]
+
+
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
+    """The single value ``sql`` returns. Fetches the whole result: DuckDB refuses further work on a connection
+    whose last result was only partly fetched."""
+    rows = con.execute(sql, params).fetchall()
+    return rows[0][0] if rows else None
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The store's applied schema version; 0 for a new, empty database."""
+    exists = scalar(
+        con,
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = 'schema_version'",
+    )
+    if not exists:
+        return 0
+    version = scalar(con, "SELECT max(version) FROM schema_version")
+    return int(version) if version is not None else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection, display: str) -> None:
+    """Apply the migrations the store lacks, each in its own transaction, then refresh the views if stale."""
+    con.execute(_SCHEMA_VERSION_TABLE)
+    current = schema_version(con)
+    if current > LATEST_VERSION:
+        raise StoreError(
+            f"{display}: store schema version {current} is newer than this promptops knows ({LATEST_VERSION}); "
+            "upgrade promptops"
+        )
+    for migration in MIGRATIONS:
+        if migration.version <= current:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in migration.statements:
+                con.execute(statement)
+            con.execute(
+                "INSERT INTO schema_version VALUES (?, ?, now()::TIMESTAMP)", [migration.version, migration.name]
+            )
+            con.execute("COMMIT")
+        except duckdb.Error:
+            con.execute("ROLLBACK")
+            raise
+    if views_stamp(con) != VIEWS_STAMP:
+        con.execute("BEGIN TRANSACTION")
+        for statement in VIEWS:
+            con.execute(statement)
+        con.execute("DELETE FROM store_meta WHERE key = 'views'")
+        con.execute("INSERT INTO store_meta VALUES ('views', ?)", [VIEWS_STAMP])
+        con.execute("COMMIT")
+
+
+def views_stamp(con: duckdb.DuckDBPyConnection) -> str | None:
+    stamp = scalar(con, "SELECT max(value) FROM store_meta WHERE key = 'views'")
+    return None if stamp is None else str(stamp)
+
+
+def is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when the tables and views match this code (a read-only open needs nothing written)."""
+    return schema_version(con) == LATEST_VERSION and views_stamp(con) == VIEWS_STAMP
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """The rate views over whatever ``responses`` and ``diagnostics`` are in ``con`` (tables or Parquet views)."""
+    for statement in VIEWS:
+        con.execute(statement)

@@ -1,0 +1,336 @@
+"""Ingest response logs: decode each record, parse it under its policy, store outcomes in whole batches.
+
+Guarantees (README "Diagnostics store"):
+- Idempotent on ``response_id``: ids already stored are skipped (before parsing, when the store was not empty
+  at the start), so re-running an ingest adds nothing.
+- Each batch is one transaction; a run killed at any point leaves whole batches, and re-running completes
+  with exactly the counts of a clean run.
+- A segment read to the end is remembered (repo-relative path, byte size, sha256 of its bytes as stored) and
+  skipped next time unless ``rescan``; a segment that grew or changed is read again (its stored ids skip).
+- A bad record (not JSON, a missing or mistyped field, an unknown contract) is counted and reported with its
+  file and line through ``on_bad``; it never stops the run or the good records around it. A segment that
+  cannot be read (I/O error, corrupt gzip) keeps what was read before the error, is not remembered, and is
+  reported in ``IngestReport.failed``; the run goes on with the next segment.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from promptops.errors import PromptopsError
+from promptops.store.chunks import ChunkResult, parse_chunk, parse_chunk_in_worker, start_worker
+from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments
+from promptops.store.policies import ParserCache
+from promptops.store.store import Batch, Store, WriteResult
+
+DEFAULT_INGEST_BATCH = 125_000  # at least one DuckDB row group (122,880), written straight to the file, not the WAL
+DECODE_CHUNK = 5_000
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    source: str  # repo-relative path of the log
+    line: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.problem}"
+
+
+@dataclass
+class SegmentReport:
+    path: str
+    records: int = 0  # non-empty lines read
+    inserted: int = 0
+    duplicates: int = 0
+    bad_records: int = 0
+    diagnostics: int = 0
+    skipped: bool = False  # already ingested in an earlier run
+    error: str | None = None
+
+
+@dataclass
+class IngestReport:
+    segments: list[SegmentReport] = field(default_factory=list)
+
+    def _sum(self, name: str) -> int:
+        return sum(getattr(s, name) for s in self.segments)
+
+    @property
+    def records(self) -> int:
+        return self._sum("records")
+
+    @property
+    def inserted(self) -> int:
+        return self._sum("inserted")
+
+    @property
+    def duplicates(self) -> int:
+        return self._sum("duplicates")
+
+    @property
+    def bad_records(self) -> int:
+        return self._sum("bad_records")
+
+    @property
+    def diagnostics(self) -> int:
+        return self._sum("diagnostics")
+
+    @property
+    def skipped(self) -> list[str]:
+        return [s.path for s in self.segments if s.skipped]
+
+    @property
+    def failed(self) -> list[SegmentReport]:
+        return [s for s in self.segments if s.error is not None]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "segments": len(self.segments),
+            "segments_skipped": len(self.skipped),
+            "segments_failed": [{"path": s.path, "error": s.error} for s in self.failed],
+            "records": self.records,
+            "inserted": self.inserted,
+            "duplicates": self.duplicates,
+            "bad_records": self.bad_records,
+            "diagnostics": self.diagnostics,
+        }
+
+
+def ingest_logs(
+    paths: list[Path],
+    store: Store,
+    parsers: ParserCache,
+    *,
+    relative: Callable[[Path], str],
+    batch_size: int = DEFAULT_INGEST_BATCH,
+    rescan: bool = False,
+    on_bad: Callable[[BadRecord], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    processes: int = 0,
+) -> IngestReport:
+    """Ingest the logs at ``paths`` (files or directories of segments) into ``store``.
+
+    ``relative`` turns a path into the repo-relative form stored and reported. ``on_progress`` receives the
+    number of log bytes consumed since its previous call (see ``total_bytes``). ``processes`` > 0 decodes and
+    parses in that many worker processes (``parsers`` must then come from ``ParserCache.for_project``);
+    this process still reads, looks ids up and writes, in the same order and the same whole batches. Raises
+    only for failures of the run itself (StoreError, a broken contract, a resolver error): batches already
+    written stay.
+    """
+    segments = find_segments(paths)
+    run = _Run(store, parsers, batch_size, on_bad, on_progress, processes)
+    report = IngestReport()
+    try:
+        for segment in segments:
+            display = relative(segment.path)
+            if not rescan and _already_ingested(store, segment, display):
+                report.segments.append(SegmentReport(display, skipped=True))
+                run.progress(segment.size)
+                continue
+            report.segments.append(run.segment(segment, display))
+    finally:
+        run.close()
+    return report
+
+
+def total_bytes(paths: list[Path]) -> int:
+    """The size of everything ``ingest`` would read (for a progress bar)."""
+    return sum(segment.size for segment in find_segments(paths))
+
+
+def _already_ingested(store: Store, segment: Segment, display: str) -> bool:
+    # Hash only when path and size match a remembered segment: the common miss costs nothing.
+    return store.has_segment_size(display, segment.size) and store.segment_done(
+        display, segment.size, file_digest(segment.path)
+    )
+
+
+class _IdOnly(msgspec.Struct):
+    response_id: str = ""
+
+
+_IDS = msgspec.json.Decoder(_IdOnly)
+
+
+class _Run:
+    def __init__(
+        self,
+        store: Store,
+        parsers: ParserCache,
+        batch_size: int,
+        on_bad: Callable[[BadRecord], None] | None,
+        on_progress: Callable[[int], None] | None,
+        processes: int,
+    ) -> None:
+        self._store = store
+        self._parsers = parsers
+        self._batch_size = max(1, batch_size)
+        # Lines go out a chunk at a time, so only a chunk of raw texts per worker is ever held, however large
+        # the batch; the batch keeps just the stored values.
+        self._chunk_size = min(self._batch_size, DECODE_CHUNK)
+        self._on_bad = on_bad
+        self._on_progress = on_progress
+        # Look ids up before parsing only when something may already be stored; a fresh store needs no
+        # lookup (the write still skips repeats across batches of this run).
+        self._precheck = store.count("responses") > 0
+        self._pending: list[ChunkResult] = []
+        self._pending_ids: set[str] = set()
+        self._pending_rows = 0
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptops-store-writer")
+        self._in_flight: tuple[SegmentReport, Future[WriteResult]] | None = None
+        self._processes = processes
+        self._pool: ProcessPoolExecutor | None = None
+        if processes > 0:
+            try:
+                pickle.dumps(parsers)
+            except (TypeError, pickle.PicklingError, AttributeError) as problem:
+                raise PromptopsError(f"parallel ingest cannot send the parser setup to workers: {problem}") from None
+            # spawn, not fork: this process runs DuckDB and Arrow threads, which a fork would copy mid-flight.
+            self._pool = ProcessPoolExecutor(
+                processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=start_worker,
+                initargs=(parsers,),
+            )
+
+    def progress(self, consumed: int) -> None:
+        if self._on_progress is not None and consumed > 0:
+            self._on_progress(consumed)
+
+    def segment(self, segment: Segment, display: str) -> SegmentReport:
+        report = SegmentReport(display)
+        reader = SegmentReader(segment, display)
+        window: deque[tuple[Future[ChunkResult], int]] = deque()
+        reported = 0
+        try:
+            for lines in self._line_chunks(reader):
+                skip = self._stored(lines) if self._precheck else frozenset()
+                if self._pool is None:
+                    self._absorb(parse_chunk(lines, display, self._parsers, skip), report)
+                else:
+                    window.append((self._pool.submit(parse_chunk_in_worker, lines, display, skip), reader.position))
+                    while len(window) > 2 * self._processes:
+                        reported = self._collect(window, report, reported)
+                    continue
+                self.progress(reader.position - reported)
+                reported = reader.position
+            while window:
+                reported = self._collect(window, report, reported)
+        except LogError as problem:  # keep what was read before the damage, and do not remember the segment
+            while window:
+                reported = self._collect(window, report, reported)
+            report.error = str(problem)
+            self._flush(report)
+            self.wait()
+            self.progress(segment.size - reported)
+            return report
+        self._flush(report)
+        self.wait()  # remember the segment only once all its batches are stored
+        self._store.mark_segment(display, reader.size, reader.sha256, report.records, report.bad_records)
+        self.progress(reader.position - reported)
+        return report
+
+    def _collect(self, window: deque[tuple[Future[ChunkResult], int]], report: SegmentReport, reported: int) -> int:
+        future, position = window.popleft()
+        try:
+            result = future.result()
+        except BrokenProcessPool:
+            raise PromptopsError("a parser worker process died; nothing of its chunk was stored") from None
+        self._absorb(result, report)
+        self.progress(position - reported)
+        return position
+
+    def _line_chunks(self, reader: SegmentReader) -> Iterator[list[tuple[int, bytes]]]:
+        chunk: list[tuple[int, bytes]] = []
+        size = self._chunk_size
+        try:
+            for numbered in reader.lines():
+                chunk.append(numbered)
+                if len(chunk) >= size:
+                    yield chunk
+                    chunk = []
+        except LogError:
+            if chunk:  # the lines read before the error are kept
+                yield chunk
+            raise
+        if chunk:
+            yield chunk
+
+    def _stored(self, lines: list[tuple[int, bytes]]) -> frozenset[str]:
+        ids = []
+        for _, line in lines:
+            try:
+                ids.append(_IDS.decode(line).response_id)
+            except (msgspec.DecodeError, RecursionError):
+                continue  # a bad record: the parsing step reports it
+        return frozenset(self._store.existing_ids(ids)) if ids else frozenset()
+
+    def _absorb(self, result: ChunkResult, report: SegmentReport) -> None:
+        report.records += result.records
+        report.duplicates += result.duplicates
+        for line, problem in result.bad:
+            self._bad(report, line, problem)
+        responses, diagnostics = result.responses, result.diagnostics
+        ids = responses.column("response_id").to_pylist()
+        repeated = self._pending_ids.intersection(ids)
+        if repeated:  # the same id in an earlier chunk of this batch: the first one stays
+            known = pa.array(sorted(repeated), type=pa.string())
+            responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
+            diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
+            report.duplicates += len(ids) - responses.num_rows
+            result = ChunkResult(responses, diagnostics, result.records, result.duplicates, result.bad)
+        self._pending_ids.update(ids)
+        self._pending.append(result)
+        self._pending_rows += responses.num_rows
+        if self._pending_rows >= self._batch_size:
+            self._flush(report)
+
+    def _flush(self, report: SegmentReport) -> None:
+        """Hand the batch to the writer thread and go back to parsing while DuckDB (which releases the GIL)
+        stores it. At most one batch is in flight; its errors surface at the next flush or ``wait``."""
+        if not self._pending_rows:
+            self._pending, self._pending_ids = [], set()
+            return
+        batch = Batch(
+            pa.concat_tables([r.responses for r in self._pending]),
+            pa.concat_tables([r.diagnostics for r in self._pending]),
+        )
+        self._pending, self._pending_ids, self._pending_rows = [], set(), 0
+        self.wait()
+        self._in_flight = (report, self._writer.submit(self._store.write, batch, writer="ingest"))
+
+    def wait(self) -> None:
+        """Block until the batch in flight is stored, and count it."""
+        if self._in_flight is None:
+            return
+        report, future = self._in_flight
+        self._in_flight = None
+        result = future.result()
+        report.inserted += result.responses
+        report.duplicates += result.duplicates
+        report.diagnostics += result.diagnostics
+
+    def close(self) -> None:
+        try:
+            self.wait()
+        finally:
+            self._writer.shutdown(wait=True)
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _bad(self, report: SegmentReport, line: int, problem: str) -> None:
+        report.bad_records += 1
+        if self._on_bad is not None:
+            self._on_bad(BadRecord(report.path, line, problem))

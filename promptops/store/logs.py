@@ -1,0 +1,180 @@
+"""Response logs (DESIGN.md §6): finding the segments, reading their lines, decoding each record.
+
+A log is a ``.jsonl`` file, a ``.jsonl.gz`` file, or a directory whose ``*.jsonl`` and ``*.jsonl.gz`` files
+(recursively, hidden ones skipped) are its segments, read in path order. Reading streams fixed-size chunks and
+hashes the bytes as they pass (the file as stored, i.e. compressed for .gz), so a segment's identity costs no
+extra pass.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import msgspec
+
+from promptops.errors import PromptopsError
+
+SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
+_CHUNK = 1 << 20
+
+
+class LogRecord(msgspec.Struct):
+    """One response log record. Unknown fields are ignored, so services may log more than this."""
+
+    response_id: Annotated[str, msgspec.Meta(min_length=1)]
+    ts: datetime  # RFC 3339; UTC when no offset is given
+    contract: Annotated[str, msgspec.Meta(min_length=1)]
+    rollout_id: str | None
+    arm: str | None
+    unit: str | None
+    changed_files: list[str]
+    raw: str
+    model: str | None = None
+    latency_ms: float | None = None
+    tokens: int | None = None
+
+
+_DECODER = msgspec.json.Decoder(LogRecord)
+
+
+def decode_record(line: bytes) -> LogRecord | str:
+    """The record on ``line``, or a one-line description of what is wrong with it."""
+    try:
+        return _DECODER.decode(line)
+    except msgspec.ValidationError as problem:
+        return _describe(str(problem))
+    except msgspec.DecodeError as problem:
+        return f"not valid JSON ({problem})"
+    except RecursionError:
+        return "not valid JSON (nested too deeply)"
+
+
+def _describe(message: str) -> str:
+    # msgspec says "Object missing required field `ts`" or "Expected `str`, got `int` - at `$.arm`".
+    if message.startswith("Expected `object`") and " - at " not in message:
+        return "not a JSON object"
+    problem, _, where = message.partition(" - at `$.")
+    problem = problem.replace("Object missing", "missing").replace("`", "")
+    if not where:
+        return problem.replace("missing required field ", "missing required field '") + (
+            "'" if problem.startswith("missing required field ") else ""
+        )
+    return f"field '{where.rstrip('`')}': {problem[:1].lower()}{problem[1:]}"
+
+
+class LogError(PromptopsError):
+    """A log file or directory cannot be read."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    path: Path
+    size: int
+
+    @property
+    def compressed(self) -> bool:
+        return self.path.name.endswith(".gz")
+
+
+def find_segments(paths: list[Path]) -> list[Segment]:
+    """Each path as a segment, or the segment files under it when it is a directory."""
+    found: list[Segment] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.name.endswith(SEGMENT_SUFFIXES)
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            found.extend(Segment(p, p.stat().st_size) for p in files)
+        elif path.is_file():
+            found.append(Segment(path, path.stat().st_size))
+        else:
+            raise LogError(f"{path.as_posix()}: no such file or directory")
+    return found
+
+
+class _HashingReader:
+    """Passes a file's bytes through while hashing them and counting how many were read."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.digest = hashlib.sha256()
+        self.consumed = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._raw.read(size)
+        self.digest.update(data)
+        self.consumed += len(data)
+        return data
+
+    def seek(self, offset: int, /) -> int:  # gzip's reader protocol names it; a forward-only stream has none
+        raise OSError("log streams are read forward only")
+
+
+class SegmentReader:
+    """Iterates a segment's lines as (line number, bytes); afterwards ``size`` and ``sha256`` describe exactly
+    the bytes that were read. ``position`` (bytes of the file consumed) drives the progress bar."""
+
+    def __init__(self, segment: Segment, display: str) -> None:
+        self.segment = segment
+        self.display = display
+        self._hashing: _HashingReader | None = None
+
+    @property
+    def position(self) -> int:
+        return self._hashing.consumed if self._hashing is not None else 0
+
+    @property
+    def size(self) -> int:
+        return self.position
+
+    @property
+    def sha256(self) -> str:
+        return self._hashing.digest.hexdigest() if self._hashing is not None else hashlib.sha256().hexdigest()
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        try:
+            with self.segment.path.open("rb") as raw:
+                self._hashing = _HashingReader(raw)
+                if self.segment.compressed:
+                    yield from _split_lines(gzip.GzipFile(fileobj=self._hashing, mode="rb"))
+                else:
+                    yield from _split_lines(self._hashing)
+        except (OSError, EOFError, zlib.error) as problem:
+            reason = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
+            raise LogError(f"{self.display}: cannot read: {reason or type(problem).__name__}") from None
+
+
+def _split_lines(stream: _HashingReader | gzip.GzipFile) -> Iterator[tuple[int, bytes]]:
+    # read1 hands over what one underlying read decompressed, so the lines before a damaged spot in a
+    # gzip stream are yielded before the error surfaces.
+    read = stream.read1 if isinstance(stream, gzip.GzipFile) else stream.read
+    number = 0
+    rest = b""
+    while True:
+        chunk = read(_CHUNK)
+        if not chunk:
+            break
+        parts = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+        rest = parts.pop()
+        for line in parts:
+            number += 1
+            yield number, line
+    if rest:
+        yield number + 1, rest
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes, as ``SegmentReader`` computes it while reading."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -1,0 +1,265 @@
+"""An open diagnostics store: one DuckDB file, its lock, its migrations, and whole-batch writes.
+
+Locking: DuckDB lets one process open a file for writing (an OS lock on the file, released when the process
+dies, even by SIGKILL). ``Store.open`` retries while another process holds it and gives up after
+``lock_timeout`` seconds with StoreLockedError, so a second writer waits, then fails cleanly; it never writes.
+Atomicity: every ``write`` is one transaction holding whole responses with all their diagnostics, so a crash
+leaves whole batches and nothing else (DuckDB's write-ahead log discards an unfinished commit on reopen).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from promptops.store import ddl
+from promptops.store.errors import StoreError, StoreLockedError
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+# Bounds DuckDB's buffer cache so ingest memory does not grow with the size of the store.
+DEFAULT_MEMORY_LIMIT = "256MB"
+_LOCK_MESSAGE = "Could not set lock on file"
+
+# A batch's two inserts, from the Arrow tables registered as _po_responses and _po_diagnostics (whose rows
+# already carry their response's slicing columns, see batch.diagnostics_table).
+INSERT_RESPONSES = (
+    "INSERT INTO responses BY NAME SELECT *, md5_number_lower(response_id) AS id_hash, $batch AS batch_id "
+    "FROM _po_responses"
+)
+INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
+_PID = re.compile(r"\(PID (\d+)\)")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Responses and their diagnostics in columnar form (``promptops.store.batch``: RESPONSE_SCHEMA and
+    DIAGNOSTIC_SCHEMA, the latter with each response's slicing columns already copied in)."""
+
+    responses: pa.Table
+    diagnostics: pa.Table
+    duplicates: int = 0  # response ids repeated inside the batch, already left out
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    batch_id: int | None  # None when nothing new was written
+    responses: int
+    diagnostics: int
+    duplicates: int  # responses skipped: already stored, or repeated in the batch
+
+
+class Store:
+    """A DuckDB diagnostics store. Open with ``Store.open``; use as a context manager or call ``close``.
+
+    One Store serializes its own writes (a lock), so recorders on several threads can share it.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, display: str, read_only: bool) -> None:
+        self._con = con
+        self.path = path
+        self.display = display
+        self.read_only = read_only
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        display: str | None = None,
+        read_only: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    ) -> Store:
+        """Open (creating and migrating when writable) the store at ``path``.
+
+        ``display`` is how messages name the store (the repo-relative path). A read-only open of a store
+        written by an older promptops migrates it first, briefly taking the write lock.
+        """
+        shown = display or path.as_posix()
+        if read_only and not path.is_file():
+            raise StoreError(f"{shown}: no diagnostics store here (run promptops ingest first)")
+        if not read_only:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        # Rows carry their own order (seq, ts); letting DuckDB append out of order saves it work on every batch.
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "memory_limit": memory_limit,
+            "preserve_insertion_order": False,
+        }
+        con = _connect(path, shown, read_only, lock_timeout, config)
+        try:
+            if read_only:
+                if not ddl.is_current(con):
+                    con.close()
+                    cls.open(path, display=shown, lock_timeout=lock_timeout, memory_limit=memory_limit).close()
+                    con = _connect(path, shown, True, lock_timeout, config)
+            else:
+                ddl.migrate(con, shown)
+        except duckdb.Error as problem:
+            con.close()
+            raise StoreError(f"{shown}: {_first_line(problem)}") from None
+        except BaseException:
+            con.close()
+            raise
+        return cls(con, path, shown, read_only)
+
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection, for queries over the tables and rate views."""
+        return self._con
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def count(self, table: str) -> int:
+        if table not in ddl.TABLE_COLUMNS and table not in ("batches", "segments"):
+            raise ValueError(f"unknown table {table!r}")
+        return int(ddl.scalar(self._con, f"SELECT count(*) FROM {table}"))
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        """Which of ``ids`` are already stored: the 8-byte hash column first, exact ids only on a hit."""
+        table = pa.table({"response_id": pa.array(list(ids), type=pa.string())})
+        with self._write_lock:
+            return self._existing(table)
+
+    def write(self, batch: Batch, *, writer: str = "recorder") -> WriteResult:
+        """Store a batch in one transaction; responses whose id is already stored are skipped with their
+        diagnostics (so writing the same batch twice adds nothing)."""
+        if self.read_only:
+            raise StoreError(f"{self.display}: opened read-only")
+        responses, diagnostics = batch.responses, batch.diagnostics
+        with self._write_lock:
+            con = self._con
+            con.execute("BEGIN TRANSACTION")
+            try:
+                existing = self._existing(responses.select(["response_id"])) if responses.num_rows else set()
+                if existing:
+                    known = pa.array(sorted(existing), type=pa.string())
+                    responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
+                    diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
+                duplicates = batch.duplicates + len(existing)
+                if responses.num_rows == 0:
+                    con.execute("ROLLBACK")
+                    return WriteResult(None, 0, 0, duplicates)
+                batch_id = self._insert(responses, diagnostics, writer, duplicates)
+                con.execute("COMMIT")
+            except duckdb.Error as problem:
+                con.execute("ROLLBACK")
+                raise StoreError(f"{self.display}: write failed: {_first_line(problem)}") from None
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return WriteResult(batch_id, responses.num_rows, diagnostics.num_rows, duplicates)
+
+    def segment_done(self, path: str, size: int, digest: str | None) -> bool:
+        """Whether the segment ``path`` was read to the end at this size (and content, when ``digest``)."""
+        rows = self._con.execute("SELECT sha256 FROM segments WHERE path = ? AND size = ?", [path, size]).fetchall()
+        return any(digest is None or row[0] == digest for row in rows)
+
+    def has_segment_size(self, path: str, size: int) -> bool:
+        return self.segment_done(path, size, None)
+
+    def mark_segment(self, path: str, size: int, digest: str, records: int, bad_records: int) -> None:
+        with self._write_lock:
+            self._con.execute("BEGIN TRANSACTION")
+            self._con.execute("DELETE FROM segments WHERE path = ? AND size = ? AND sha256 = ?", [path, size, digest])
+            self._con.execute(
+                "INSERT INTO segments VALUES (?, ?, ?, ?, ?, now()::TIMESTAMP)",
+                [path, size, digest, records, bad_records],
+            )
+            self._con.execute("COMMIT")
+
+    def store_id(self) -> str:
+        value = ddl.scalar(self._con, "SELECT max(value) FROM store_meta WHERE key = 'store_id'")
+        if value is None:
+            raise StoreError(f"{self.display}: store has no id (store_meta)")
+        return str(value)
+
+    # ---- private ------------------------------------------------------------------------------------------
+
+    def _existing(self, ids: pa.Table) -> set[str]:
+        con = self._con
+        con.register("_po_ids", ids)
+        try:
+            hits = ddl.scalar(
+                con,
+                "SELECT count(*) FROM responses WHERE id_hash IN (SELECT md5_number_lower(response_id) FROM _po_ids)",
+            )
+            if not hits:
+                return set()
+            rows = con.execute(
+                "SELECT r.response_id FROM responses r SEMI JOIN _po_ids i ON r.response_id = i.response_id "
+                "WHERE r.id_hash IN (SELECT md5_number_lower(response_id) FROM _po_ids)"
+            ).fetchall()
+        finally:
+            con.unregister("_po_ids")
+        return {row[0] for row in rows}
+
+    def _insert(self, responses: pa.Table, diagnostics: pa.Table, writer: str, duplicates: int) -> int:
+        con = self._con
+        batch_id = int(ddl.scalar(con, "SELECT coalesce(max(batch_id), 0) + 1 FROM batches"))
+        con.register("_po_responses", responses)
+        con.register("_po_diagnostics", diagnostics)
+        try:
+            con.execute(INSERT_RESPONSES, {"batch": batch_id})
+            if diagnostics.num_rows:
+                con.execute(INSERT_DIAGNOSTICS, {"batch": batch_id})
+            con.execute(
+                "INSERT INTO batches VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?)",
+                [batch_id, writer, responses.num_rows, diagnostics.num_rows, duplicates],
+            )
+        finally:
+            con.unregister("_po_responses")
+            con.unregister("_po_diagnostics")
+        return batch_id
+
+
+def _connect(
+    path: Path,
+    display: str,
+    read_only: bool,
+    lock_timeout: float,
+    config: dict[str, str | bool | int | float | list[str]],
+) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + max(lock_timeout, 0.0)
+    pause = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=config)
+        except duckdb.IOException as problem:
+            message = str(problem)
+            if _LOCK_MESSAGE not in message:
+                raise StoreError(f"{display}: cannot open: {_first_line(problem)}") from None
+            if time.monotonic() >= deadline:
+                holder = _PID.search(message)
+                who = f" (PID {holder.group(1)})" if holder else ""
+                raise StoreLockedError(
+                    f"{display}: store is locked by another process{who}; gave up after {lock_timeout:g} s "
+                    "(raise --lock-timeout to wait longer)"
+                ) from None
+            time.sleep(min(pause, max(deadline - time.monotonic(), 0.0)))
+            pause = min(pause * 2, 0.5)
+        except duckdb.Error as problem:
+            raise StoreError(f"{display}: cannot open: {_first_line(problem)}") from None
+
+
+def _first_line(problem: BaseException) -> str:
+    text = str(problem).strip()
+    return text.splitlines()[0] if text else type(problem).__name__
