@@ -21,6 +21,7 @@ import click
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.rollout.policies import RolloutPolicies
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.ingest import DEFAULT_INGEST_BATCH, total_bytes
 
@@ -68,7 +69,7 @@ def ingest_command(
     3 tool failure (store locked past --lock-timeout, unreadable log or store, broken contract).
     """
     path, display = store_location(project, store_path)
-    parsers = ParserCache.for_project(project.root)
+    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     reporter = _BadRecords()
     paths = list(logs)
     size = total_bytes(paths)

@@ -1,0 +1,399 @@
+"""The rollout gate: per-response rates of the current step against the plan's SLOs (DESIGN.md §5).
+
+``read_window`` runs one grouped query over the store's ``response_indicators`` view; ``evaluate`` is pure:
+counts, readiness and the clock in, a ``GateResult`` out. Each critical metric is judged on the candidate arm
+with a one-sided Wilson bound at the plan's alpha (fail when the lower bound exceeds the SLO, pass when the
+upper bound is within it with at least ``ceil(ln(alpha)/ln(1-SLO))`` responses, otherwise inconclusive), and,
+with a margin, on Newcombe's interval for candidate minus baseline. Verdicts and exit codes follow seed 003.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from promptops.rollout.plan import Plan, Slo
+from promptops.rollout.stats import newcombe, sample_ratio_p_value, wilson, z_one_sided, zero_failure_sample
+
+SRM_P_VALUE = 0.001
+ARMS = ("baseline", "candidate")
+_INDICATOR = {
+    "dropped_finding": "any_drop",
+    "incompatible_version": "incompatible_version",
+    "coercion": "any_coercion",
+    "rejected": "rejected",
+    "all_findings_dropped": "all_findings_dropped",
+}
+
+
+class Verdict(StrEnum):
+    PASSED = "Passed"
+    PASSED_WITH_WARNINGS = "PassedWithWarnings"
+    FAILED = "Failed"
+    ESCALATE = "Escalate"
+    SKIPPED = "Skipped"
+
+
+class Reason(StrEnum):
+    INSUFFICIENT_SAMPLE = "INSUFFICIENT_SAMPLE"
+    CI_STRADDLES = "CI_STRADDLES"
+    SLO_BREACH = "SLO_BREACH"
+    BASELINE_REGRESSION = "BASELINE_REGRESSION"
+    SRM = "SRM"
+    NO_DATA = "NO_DATA"
+    PARSER_NOT_READY = "PARSER_NOT_READY"
+
+
+class Purpose(StrEnum):
+    MONITOR = "monitor"  # watching a slice: an inconclusive result warns
+    PROMOTE = "promote"  # deciding to move on: an inconclusive result holds
+
+
+@dataclass(frozen=True)
+class ArmCounts:
+    """Responses of one arm in the step's window, and how many of them tripped each indicator."""
+
+    n: int
+    hits: dict[str, int]
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether the parser that reads the candidate has shipped (the plan's first stage)."""
+
+    ready: bool
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ArmEstimate:
+    n: int
+    x: int
+    rate: float | None
+    low: float
+    high: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "x": self.x, "rate": self.rate, "lower": self.low, "upper": self.high}
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    metric: str
+    severity: str
+    slo: float
+    margin: float | None
+    n_needed: int
+    arms: dict[str, ArmEstimate]
+    difference: tuple[float, float, float] | None  # estimate, lower, upper of candidate - baseline
+    status: str  # pass, fail, inconclusive, warn
+    reason: Reason | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "severity": self.severity,
+            "slo": self.slo,
+            "margin": self.margin,
+            "n_needed": self.n_needed,
+            "arms": {arm: estimate.to_dict() for arm, estimate in self.arms.items()},
+            "difference": None
+            if self.difference is None
+            else dict(zip(("estimate", "lower", "upper"), self.difference, strict=True)),
+            "status": self.status,
+            "reason": None if self.reason is None else str(self.reason),
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    rollout: str
+    contract: str
+    step: int
+    step_name: str
+    weight: float
+    purpose: Purpose
+    verdict: Verdict
+    reason: Reason | None
+    sentence: str
+    exit_code: int
+    metrics: tuple[MetricResult, ...] = ()
+    srm: dict[str, Any] | None = None
+    window: dict[str, Any] = field(default_factory=dict)
+    readiness: Readiness | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rollout": self.rollout,
+            "contract": self.contract,
+            "step": self.step,
+            "step_name": self.step_name,
+            "weight": self.weight,
+            "purpose": str(self.purpose),
+            "verdict": str(self.verdict),
+            "reason": None if self.reason is None else str(self.reason),
+            "sentence": self.sentence,
+            "exit_code": self.exit_code,
+            "window": self.window,
+            "srm": self.srm,
+            "parser": None
+            if self.readiness is None
+            else {"ready": self.readiness.ready, "problems": list(self.readiness.problems)},
+            "metrics": [m.to_dict() for m in self.metrics],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+
+def read_window(con: Any, plan: Plan, since: datetime | None) -> dict[str, ArmCounts]:
+    """Counts per arm of the plan's responses since ``since`` (the step's start), from the store."""
+    columns = ", ".join(f"count(*) FILTER (WHERE {column}) AS {metric}" for metric, column in _INDICATOR.items())
+    where = "contract = $contract AND rollout_id = $rollout" + (" AND ts >= $since" if since is not None else "")
+    parameters: dict[str, Any] = {"contract": plan.contract, "rollout": plan.rollout_id}
+    if since is not None:
+        parameters["since"] = since
+    rows = con.execute(
+        f"SELECT arm, count(*) AS n, {columns}, min(ts), max(ts) FROM response_indicators WHERE {where} GROUP BY arm",
+        parameters,
+    ).fetchall()
+    counts: dict[str, ArmCounts] = {}
+    for row in rows:
+        arm, n, *hits, first, last = row
+        if arm in ARMS:
+            counts[arm] = ArmCounts(int(n), dict(zip(_INDICATOR, map(int, hits), strict=True)), first, last)
+    return counts
+
+
+def candidate_incompatible(con: Any, plan: Plan) -> int:
+    """Candidate responses ever rejected for their version: a parser that is not ready for the candidate."""
+    row = con.execute(
+        "SELECT count(*) FROM response_indicators WHERE contract = $contract AND rollout_id = $rollout "
+        "AND arm = 'candidate' AND incompatible_version",
+        {"contract": plan.contract, "rollout": plan.rollout_id},
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def evaluate(
+    plan: Plan,
+    counts: dict[str, ArmCounts],
+    readiness: Readiness,
+    now: datetime,
+    purpose: Purpose = Purpose.MONITOR,
+    *,
+    strict_warnings: bool = False,
+    strict_artifacts: bool = False,
+) -> GateResult:
+    """Judge the plan's current step from ``counts`` (``read_window``) at time ``now``."""
+    step = plan.steps[plan.step]
+    started = plan.step_started
+    window = {
+        "since": None if started is None else started.isoformat(),
+        "now": now.isoformat(),
+        "elapsed_seconds": None if started is None else (now - started).total_seconds(),
+        "min_duration_seconds": step.min_duration.total_seconds(),
+        "min_responses": step.min_responses,
+        "responses": {arm: counts[arm].n if arm in counts else 0 for arm in ARMS},
+    }
+
+    def result(verdict: Verdict, reason: Reason | None, sentence: str, **extra: Any) -> GateResult:
+        return GateResult(
+            plan.rollout_id,
+            plan.contract,
+            plan.step,
+            step.name,
+            plan.weight,
+            purpose,
+            verdict,
+            reason,
+            sentence,
+            exit_code(verdict, strict_warnings=strict_warnings, strict_artifacts=strict_artifacts),
+            window=window,
+            readiness=readiness,
+            **extra,
+        )
+
+    if step.weight == 0 and not plan.rolled_back:
+        if not readiness.ready:
+            return result(
+                Verdict.FAILED,
+                Reason.PARSER_NOT_READY,
+                f"The parser is not ready for the candidate: {'; '.join(readiness.problems)}.",
+            )
+        return result(
+            Verdict.PASSED,
+            None,
+            "The released parser accepts both baseline and candidate: "
+            "the candidate can get its first slice of traffic.",
+        )
+    if not readiness.ready:
+        return result(
+            Verdict.FAILED,
+            Reason.PARSER_NOT_READY,
+            f"The parser is not ready for the candidate: {'; '.join(readiness.problems)}.",
+        )
+    total = sum(arm.n for arm in counts.values())
+    if total == 0:
+        return result(
+            Verdict.SKIPPED,
+            Reason.NO_DATA,
+            f"No responses of rollout {plan.rollout_id} in this step yet: nothing to judge.",
+        )
+    z = z_one_sided(plan.alpha)
+    metrics = tuple(_metric(slo, counts, plan, z) for slo in plan.slos)
+    candidate_n = counts["candidate"].n if "candidate" in counts else 0
+    baseline_n = counts["baseline"].n if "baseline" in counts else 0
+    srm = None
+    if 0 < plan.weight < 1:
+        p_value = sample_ratio_p_value(candidate_n, baseline_n, plan.weight)
+        srm = {
+            "p_value": p_value,
+            "candidate": candidate_n,
+            "baseline": baseline_n,
+            "weight": plan.weight,
+            "expected_candidate_share": plan.weight,
+            "observed_candidate_share": candidate_n / max(total, 1),
+        }
+    failed = [m for m in metrics if m.status == "fail"]
+    if failed:
+        worst = failed[0]
+        return result(Verdict.FAILED, worst.reason, worst.message, metrics=metrics, srm=srm)
+    if srm is not None and srm["p_value"] < SRM_P_VALUE:
+        share = srm["observed_candidate_share"]
+        return result(
+            Verdict.ESCALATE,
+            Reason.SRM,
+            f"Traffic is not split as planned: the candidate got {share:.2%} of responses against a weight "
+            f"of {plan.weight:.0%} (chi-square p = {srm['p_value']:.1e}); check assignment and logging.",
+            metrics=metrics,
+            srm=srm,
+        )
+    waiting = _unmet_minimums(plan, counts, now)
+    unsure = [m for m in metrics if m.status == "inconclusive"]
+    if waiting or unsure:
+        short = waiting or unsure[0].reason == Reason.INSUFFICIENT_SAMPLE
+        reason = Reason.INSUFFICIENT_SAMPLE if short else Reason.CI_STRADDLES
+        sentence = waiting[0] if waiting else unsure[0].message
+        verdict = Verdict.ESCALATE if purpose == Purpose.PROMOTE else Verdict.PASSED_WITH_WARNINGS
+        if purpose == Purpose.PROMOTE:
+            sentence = f"Hold: {sentence[0].lower()}{sentence[1:]}"
+        return result(verdict, reason, sentence, metrics=metrics, srm=srm)
+    warned = [m for m in metrics if m.status == "warn"]
+    if warned:
+        return result(Verdict.PASSED_WITH_WARNINGS, warned[0].reason, warned[0].message, metrics=metrics, srm=srm)
+    return result(
+        Verdict.PASSED,
+        None,
+        f"Every SLO holds on the candidate at step {plan.step} ({step.name}) with enough "
+        f"responses ({candidate_n:,} candidate, {baseline_n:,} baseline).",
+        metrics=metrics,
+        srm=srm,
+    )
+
+
+def exit_code(verdict: Verdict, *, strict_warnings: bool = False, strict_artifacts: bool = False) -> int:
+    """Seed 003 §5: Passed 0; PassedWithWarnings 0 (1 strict); Failed/Escalate 2; Skipped 0 (2 strict)."""
+    if verdict in (Verdict.FAILED, Verdict.ESCALATE):
+        return 2
+    if verdict == Verdict.PASSED_WITH_WARNINGS:
+        return 1 if strict_warnings else 0
+    if verdict == Verdict.SKIPPED:
+        return 2 if strict_artifacts else 0
+    return 0
+
+
+def _metric(slo: Slo, counts: dict[str, ArmCounts], plan: Plan, z: float) -> MetricResult:
+    arms: dict[str, ArmEstimate] = {}
+    for arm in ARMS:
+        if arm in counts:
+            n, x = counts[arm].n, counts[arm].hits[slo.metric]
+            interval = wilson(x, n, z)
+            arms[arm] = ArmEstimate(n, x, x / n if n else None, interval.low, interval.high)
+    needed = zero_failure_sample(slo.slo, plan.alpha)
+    name = slo.metric.replace("_", " ")
+    candidate = arms.get("candidate")
+    status, reason, message = "pass", None, ""
+    if candidate is None or candidate.n == 0:
+        status, reason = "inconclusive", Reason.INSUFFICIENT_SAMPLE
+        message = f"No candidate responses yet for {name} (need {needed:,} to judge an SLO of {slo.slo:.2%})."
+    elif candidate.low > slo.slo:
+        status, reason = "fail", Reason.SLO_BREACH
+        message = (
+            f"The candidate's {name} rate is at least {candidate.low:.2%} (lower bound; {candidate.x} of "
+            f"{candidate.n:,} responses) against an SLO of {slo.slo:.2%}: SLO breach."
+        )
+    elif candidate.n < needed:
+        status, reason = "inconclusive", Reason.INSUFFICIENT_SAMPLE
+        message = (
+            f"{candidate.n:,} candidate responses are too few to judge {name} against {slo.slo:.2%}: "
+            f"{needed:,} are needed."
+        )
+    elif candidate.high > slo.slo:
+        status, reason = "inconclusive", Reason.CI_STRADDLES
+        message = (
+            f"The candidate's {name} rate is {candidate.rate:.2%}, between {candidate.low:.2%} and "
+            f"{candidate.high:.2%}: the interval straddles the SLO of {slo.slo:.2%}."
+        )
+    difference = None
+    baseline = arms.get("baseline")
+    if slo.margin is not None and candidate is not None and baseline is not None and candidate.n and baseline.n:
+        d = newcombe((candidate.x, candidate.n), (baseline.x, baseline.n), z)
+        difference = (d.estimate, d.low, d.high)
+        if status != "fail":
+            if d.low > slo.margin:
+                status, reason = "fail", Reason.BASELINE_REGRESSION
+                message = (
+                    f"The candidate's {name} rate exceeds the baseline's by at least {d.low:.2%} (candidate "
+                    f"{candidate.rate:.2%}, baseline {baseline.rate:.2%}), more than the margin of "
+                    f"{slo.margin:.2%}: regression against the baseline."
+                )
+            elif d.high > slo.margin and status == "pass":
+                status, reason = "inconclusive", Reason.CI_STRADDLES
+                message = (
+                    f"The candidate's {name} rate is {d.estimate:+.2%} from the baseline's, up to "
+                    f"{d.high:+.2%}: not yet shown within the margin of {slo.margin:.2%}."
+                )
+    if slo.severity == "warning" and status != "pass":
+        # A warning metric never holds or fails a rollout: a breach warns, an open question is noted.
+        status = "warn" if status == "fail" else "pass"
+    if status == "pass" and not message:
+        message = f"{name}: within {slo.slo:.2%}" + (f" and the margin of {slo.margin:.2%}" if difference else "")
+    return MetricResult(
+        slo.metric, slo.severity, slo.slo, slo.margin, needed, arms, difference, status, reason, message
+    )
+
+
+def _unmet_minimums(plan: Plan, counts: dict[str, ArmCounts], now: datetime) -> list[str]:
+    step = plan.steps[plan.step]
+    notes = []
+    for arm in ARMS:
+        if arm == "baseline" and plan.weight >= 1:
+            continue
+        n = counts[arm].n if arm in counts else 0
+        if n < step.min_responses:
+            notes.append(f"The {arm} has {n:,} of the {step.min_responses:,} responses step {step.name} needs.")
+    started = plan.step_started
+    if step.min_duration and started is not None and now - started < step.min_duration:
+        left = step.min_duration - (now - started)
+        notes.append(
+            f"Step {step.name} has run {_human(now - started)} of its {_human(step.min_duration)}: "
+            f"{_human(left)} to go."
+        )
+    return notes
+
+
+def _human(delta: Any) -> str:
+    seconds = int(delta.total_seconds())
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f}d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds // 60}m"

@@ -1,0 +1,62 @@
+"""Is the parser ready for the candidate? The first stage of every rollout (seed 000 §7.4: parser first).
+
+Ready means: both arms' prompt versions are released (the release lock) with the schema each arm targets, the
+contract's parser floor accepts both schema versions (seed 000 §7.2), the candidate's schema is no major change
+from the baseline's (the compatibility checker), and no candidate response in the store was rejected for its
+version. Each unmet condition is one sentence in ``Readiness.problems``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from promptops.contract import Contract
+from promptops.errors import PromptopsError
+from promptops.rollout.gate import Readiness, candidate_incompatible
+from promptops.rollout.plan import Plan
+from promptops.versioning import schema_accepted
+
+
+def parser_readiness(root: Path, plan: Plan, contract: Contract, con: Any | None) -> Readiness:
+    """Check readiness; ``con`` is the store's connection (None when there is no store yet)."""
+    from promptops.release.lock import load_lock  # releases are only read when a gate runs
+
+    problems: list[str] = []
+    try:
+        lock = load_lock(root, plan.contract)
+    except PromptopsError as problem:
+        return Readiness(False, (f"no usable release lock ({problem})",))
+    for label, arm in (("baseline", plan.baseline), ("candidate", plan.candidate)):
+        release = lock.get(arm.prompt_version)
+        if release is None:
+            problems.append(f"the {label} prompt {arm.prompt_version} is not released")
+        elif release.schema_version != arm.schema_version:
+            problems.append(
+                f"the {label} prompt {arm.prompt_version} targets schema {release.schema_version}, "
+                f"not {arm.schema_version}"
+            )
+        elif release.status != "released":
+            problems.append(f"the {label} prompt {arm.prompt_version} is {release.status}")
+        floor = contract.default_policy.schema_floor
+        if not schema_accepted(floor, arm.schema_version):
+            problems.append(f"the parser floor {floor} does not accept the {label} schema {arm.schema_version}")
+    if not problems and plan.candidate.schema_version != plan.baseline.schema_version:
+        problems += _schema_class_problems(contract, plan)
+    if con is not None:
+        rejected = candidate_incompatible(con, plan)
+        if rejected:
+            problems.append(f"{rejected:,} candidate responses were rejected as incompatible versions")
+    return Readiness(not problems, tuple(problems))
+
+
+def _schema_class_problems(contract: Contract, plan: Plan) -> list[str]:
+    from promptops.compat import classify
+
+    old, new = plan.baseline.schema_version, plan.candidate.schema_version
+    if old not in contract.shapes or new not in contract.shapes:
+        return [f"schema {new if new not in contract.shapes else old} is unknown to the parser"]
+    change = classify(contract.shape(old).schema, contract.shape(new).schema).change
+    if str(change) == "major":
+        return [f"schema {old} -> {new} is a major change: a new major needs a parser of its own first"]
+    return []

@@ -1,0 +1,174 @@
+"""Gate, promote, roll back and report on one rollout: the library calls behind ``promptops rollout``.
+
+Everything that varies comes in as a value: the store's connection (or None when there is no store yet), the
+time, who is acting. Transitions are appended to the plan's history (promptops.rollout.plan).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from promptops.contract import Contract
+from promptops.errors import PromptopsError
+from promptops.rollout.gate import GateResult, Purpose, Verdict, evaluate, read_window
+from promptops.rollout.plan import Plan, Transition, append_transition
+from promptops.rollout.readiness import parser_readiness
+from promptops.rollout.sizing import plan_needs
+
+
+class RolloutRefused(PromptopsError):
+    """A transition the gate does not allow (exit 2), with the gate's result."""
+
+    def __init__(self, message: str, result: GateResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def plan_at_step(plan: Plan, step: int) -> Plan:
+    """``plan`` as it stood while ``step`` was current (for gating an earlier step again)."""
+    if not 0 <= step < len(plan.steps):
+        raise PromptopsError(f"{plan.source}: no step {step} (steps 0 to {len(plan.steps) - 1})")
+    if step == plan.step:
+        return plan
+    entered = [i for i, t in enumerate(plan.history) if t.to_step == step]
+    if not entered and step != 0:
+        raise PromptopsError(f"{plan.source}: step {step} was never reached")
+    return replace(plan, history=plan.history[: entered[-1] + 1] if entered else ())
+
+
+def run_gate(
+    root: Path,
+    plan: Plan,
+    contract: Contract,
+    con: Any | None,
+    now: datetime,
+    purpose: Purpose = Purpose.MONITOR,
+    *,
+    strict_warnings: bool = False,
+    strict_artifacts: bool = False,
+) -> GateResult:
+    """Judge the plan's current step from the store (``con``; None: no responses stored anywhere yet)."""
+    readiness = parser_readiness(root, plan, contract, con)
+    since = plan.step_started
+    counts = {} if con is None else read_window(con, plan, _store_time(since) if since is not None else None)
+    return evaluate(
+        plan, counts, readiness, now, purpose, strict_warnings=strict_warnings, strict_artifacts=strict_artifacts
+    )
+
+
+def promote(
+    path: Path, plan: Plan, result: GateResult, *, by: str, now: datetime, force_reason: str | None = None
+) -> Plan:
+    """Move the plan one step on (or re-enable a rolled-back step) when ``result`` allows it.
+
+    ``force_reason`` overrides a refusal; the override is recorded with the gate's verdict and the reason.
+    """
+    if plan.step == len(plan.steps) - 1 and not plan.rolled_back:
+        raise RolloutRefused(f"{plan.source}: already at the last step ({plan.steps[-1].name})", result)
+    allowed = result.verdict in (Verdict.PASSED, Verdict.PASSED_WITH_WARNINGS)
+    if not allowed and force_reason is None:
+        raise RolloutRefused(f"promotion refused: {result.verdict}: {result.sentence}", result)
+    target = plan.step if plan.rolled_back else plan.step + 1
+    reason = force_reason if not allowed and force_reason is not None else result.sentence
+    transition = Transition(
+        at=now,
+        by=by,
+        action="promote",
+        from_step=plan.step,
+        to_step=target,
+        verdict=str(result.verdict),
+        reason=reason,
+        forced=not allowed,
+    )
+    return append_transition(path, plan.source, transition)
+
+
+def rollback(path: Path, plan: Plan, *, by: str, now: datetime, reason: str) -> Plan:
+    """Send every unit back to the baseline (the candidate's weight becomes 0), keeping the step."""
+    if not reason.strip():
+        raise PromptopsError("a rollback needs a reason")
+    transition = Transition(now, by, "rollback", plan.step, plan.step, "RolledBack", reason)
+    return append_transition(path, plan.source, transition)
+
+
+@dataclass(frozen=True)
+class Status:
+    plan: Plan
+    gate: GateResult
+    needed: dict[str, int]  # responses each arm still needs at this step
+    time_left_seconds: float
+    legacy_note: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "rollout": plan.rollout_id,
+            "contract": plan.contract,
+            "step": plan.step,
+            "step_name": plan.steps[plan.step].name,
+            "weights": {"candidate": plan.weight, "baseline": 1 - plan.weight},
+            "rolled_back": plan.rolled_back,
+            "verdict": str(self.gate.verdict),
+            "reason": None if self.gate.reason is None else str(self.gate.reason),
+            "sentence": self.gate.sentence,
+            "still_needed": {"responses": self.needed, "seconds": self.time_left_seconds},
+            "legacy": self.legacy_note,
+            "history": [
+                {
+                    "at": t.at.isoformat(),
+                    "by": t.by,
+                    "action": t.action,
+                    "from_step": t.from_step,
+                    "to_step": t.to_step,
+                    "verdict": t.verdict,
+                    "reason": t.reason,
+                    "forced": t.forced,
+                }
+                for t in plan.history
+            ],
+        }
+
+
+def status(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime) -> Status:
+    result = run_gate(root, plan, contract, con, now, Purpose.MONITOR)
+    need = plan_needs(plan)[plan.step]
+    have = result.window.get("responses", {})
+    needed = {
+        "candidate": max(0, need.candidate_needed - have.get("candidate", 0)),
+        "baseline": max(0, need.baseline_needed - have.get("baseline", 0)),
+    }
+    step = plan.steps[plan.step]
+    started = plan.step_started
+    left = 0.0 if started is None else max(0.0, (step.min_duration - (now - started)).total_seconds())
+    return Status(plan, result, needed, left, _legacy_note(plan, con, now))
+
+
+def _legacy_note(plan: Plan, con: Any | None, now: datetime) -> str | None:
+    """Once baseline traffic has been zero for the plan's legacy window, the floor can rise in the next major."""
+    if plan.weight < 1 or plan.step_started is None:
+        return None
+    quiet_since = plan.step_started
+    if con is not None:
+        row = con.execute(
+            "SELECT max(ts) FROM responses WHERE contract = $c AND rollout_id = $r AND arm = 'baseline'",
+            {"c": plan.contract, "r": plan.rollout_id},
+        ).fetchone()
+        last_baseline = row[0] if row else None
+        if last_baseline is not None:
+            quiet_since = max(quiet_since, last_baseline.replace(tzinfo=UTC))
+    quiet = now - quiet_since
+    if quiet < plan.legacy_window:
+        return None
+    return (
+        f"No baseline traffic for {quiet.days} days (legacy window {plan.legacy_window.days} days): the parser "
+        f"floor can be raised to schema {plan.candidate.schema_version} in the next major, dropping support for "
+        f"prompt {plan.baseline.prompt_version}."
+    )
+
+
+def _store_time(moment: datetime) -> datetime:
+    """The store keeps UTC times without an offset."""
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment
