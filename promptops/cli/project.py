@@ -6,12 +6,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from jinja2 import BytecodeCache, FileSystemBytecodeCache
 
 from promptops.contract import VERSIONS_DIR, Contract, load_contract
+
+if TYPE_CHECKING:
+    from jinja2 import BytecodeCache
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -68,6 +70,8 @@ def jinja_bytecode_cache() -> BytecodeCache | None:
     """
     if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
         return None
+    from jinja2 import FileSystemBytecodeCache  # only template commands pay for Jinja
+
     try:
         return FileSystemBytecodeCache()
     except (OSError, RuntimeError):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import getpass
 import json
-import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -22,7 +20,6 @@ from promptops.rollout.gate import GateResult, Purpose
 from promptops.rollout.plan import Plan, load_plan
 from promptops.rollout.session import RolloutRefused, plan_at_step, promote, rollback, run_gate, status
 from promptops.rollout.sizing import plan_needs
-from promptops.simulate import BASELINE, CANDIDATE, REGRESSION, simulate
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -155,6 +152,9 @@ def _who(by: str | None) -> str:
     """Who acts: --by, else git's user.name, else the login name (read here, in the adapter)."""
     if by:
         return by
+    import getpass
+    import subprocess
+
     try:
         name = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, check=False).stdout
     except OSError:
@@ -221,7 +221,7 @@ def gate_command(
     plan = read_plan(project, plan_file)
     if step is not None:
         plan = plan_at_step(plan, step)
-    contract = project.contract(plan.contract)
+    contract = project.contract(plan.contract, check_schemas=False)
     with _connection(project, store_path, lock_timeout) as con:
         result = run_gate(
             project.root,
@@ -253,7 +253,7 @@ def status_command(
     """Where PLAN_FILE stands: step, weights, the latest verdict and what is still needed."""
     plan = read_plan(project, plan_file)
     with _connection(project, store_path, lock_timeout) as con:
-        report = status(project.root, plan, project.contract(plan.contract), con, _now(now_text))
+        report = status(project.root, plan, project.contract(plan.contract, check_schemas=False), con, _now(now_text))
     if output_format == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
         return exits.OK
@@ -309,7 +309,9 @@ def promote_command(
     plan = read_plan(project, plan_file)
     now = _now(now_text)
     with _connection(project, store_path, lock_timeout) as con:
-        result = run_gate(project.root, plan, project.contract(plan.contract), con, now, Purpose.PROMOTE)
+        result = run_gate(
+            project.root, plan, project.contract(plan.contract, check_schemas=False), con, now, Purpose.PROMOTE
+        )
     try:
         moved = promote(plan_file, plan, result, by=_who(by), now=now, force_reason=reason if force else None)
     except RolloutRefused as refused:
@@ -350,7 +352,7 @@ def rollback_command(
     return exits.OK
 
 
-_PROFILES = {"baseline": BASELINE, "candidate": CANDIDATE, "regression": REGRESSION}
+_PROFILES = ("baseline", "candidate", "regression")  # promptops.simulate's ArmProfile constants
 
 
 @rollout.command("simulate")
@@ -368,7 +370,7 @@ _PROFILES = {"baseline": BASELINE, "candidate": CANDIDATE, "regression": REGRESS
 @click.option("--weight", type=click.FloatRange(0, 1), help="Split traffic at this weight (default: the plan's).")
 @click.option(
     "--candidate-profile",
-    type=click.Choice(sorted(_PROFILES)),
+    type=click.Choice(_PROFILES),
     default="candidate",
     show_default=True,
     help="Defect rates of the candidate arm (regression: many dropped findings).",
@@ -401,14 +403,17 @@ def simulate_command(
     """
     plan = read_plan(project, plan_file)
     start = _now(start_text)
-    records = simulate(
+    from promptops import simulate as sim  # the simulator (and rstr) load only for this command
+
+    profiles = {"baseline": sim.BASELINE, "candidate": sim.CANDIDATE, "regression": sim.REGRESSION}
+    records = sim.simulate(
         plan,
-        project.contract(plan.contract),
+        project.contract(plan.contract, check_schemas=False),
         responses=responses,
         start=start,
         end=start + timedelta(hours=hours),
         seed=seed,
-        profiles={"baseline": BASELINE, "candidate": _PROFILES[candidate_profile]},
+        profiles={"baseline": sim.BASELINE, "candidate": profiles[candidate_profile]},
         weight=weight,
     )
     arms: dict[str, int] = {}

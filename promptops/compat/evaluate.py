@@ -12,8 +12,6 @@ import re
 from functools import cache
 from typing import Any
 
-from jsonschema import Draft7Validator
-
 from promptops.compat.node import Node, to_fraction
 from promptops.errors import ContractError
 from promptops.shape import compile_pattern, json_equal, json_type_of
@@ -94,6 +92,8 @@ class _Evaluator:
             regex = pattern_regex(node.pattern)
             verdicts.append(None if regex is None else regex.search(value) is not None)
         if node.format is not None and self._check_format:
+            from jsonschema import Draft7Validator  # rare: formats only; keeps the gate's import light
+
             verdicts.append(Draft7Validator.FORMAT_CHECKER.conforms(value, node.format))
         return combine(verdicts)
 

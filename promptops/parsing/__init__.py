@@ -1,7 +1,35 @@
-"""The response parser: strict JSON, version acceptance, per-finding validation, reconciliation."""
+"""The response parser: strict JSON, version acceptance, per-finding validation, reconciliation.
 
-from promptops.parsing.diagnostics import Code, Diagnostic, ParseOutcome
-from promptops.parsing.parser import Parser
-from promptops.parsing.reconcile import ChangedFiles, normalize_repo_path
+Names load lazily, so a module that needs only the diagnostic codes (the store's views) does not load the
+parser machinery.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from promptops.parsing.diagnostics import Code, Diagnostic, ParseOutcome
+    from promptops.parsing.parser import Parser
+    from promptops.parsing.reconcile import ChangedFiles, normalize_repo_path
+
+_EXPORTS: dict[str, str] = {
+    "Code": "promptops.parsing.diagnostics",
+    "Diagnostic": "promptops.parsing.diagnostics",
+    "ParseOutcome": "promptops.parsing.diagnostics",
+    "Parser": "promptops.parsing.parser",
+    "ChangedFiles": "promptops.parsing.reconcile",
+    "normalize_repo_path": "promptops.parsing.reconcile",
+}
 
 __all__ = ["ChangedFiles", "Code", "Diagnostic", "ParseOutcome", "Parser", "normalize_repo_path"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

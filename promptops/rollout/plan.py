@@ -11,14 +11,16 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 from promptops.errors import PromptopsError, VersionError
 from promptops.files import write_atomic
@@ -124,8 +126,13 @@ def append_transition(path: Path, source: str, transition: Transition) -> Plan:
 
     The file is replaced atomically, so an interrupted write leaves the previous plan intact.
     """
-    yaml = _yaml()
-    data = _read(path, source)
+    from ruamel.yaml.error import YAMLError
+
+    round_trip = _yaml()
+    try:
+        data = round_trip.load(_text(path, source))
+    except YAMLError as problem:
+        raise PlanError(f"{source}: invalid YAML: {getattr(problem, 'problem', None) or problem}") from None
     history = data.get("history")
     if history is None:
         history = data["history"] = []
@@ -142,7 +149,7 @@ def append_transition(path: Path, source: str, transition: Transition) -> Plan:
         }
     )
     buffer = io.StringIO()
-    yaml.dump(data, buffer)
+    round_trip.dump(data, buffer)
     write_atomic(path, buffer.getvalue().encode("utf-8"))
     return load_plan(path, source)
 
@@ -155,22 +162,41 @@ def parse_duration(text: str) -> timedelta:
 
 
 def _yaml() -> YAML:
-    yaml = YAML()  # round-trip mode: comments, order and quoting survive an append
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    return yaml
+    from ruamel.yaml import YAML  # only appends round-trip; reading uses PyYAML's C scanner
+
+    round_trip = YAML()  # comments, order and quoting survive an append
+    round_trip.preserve_quotes = True
+    round_trip.width = 4096
+    return round_trip
 
 
-def _read(path: Path, source: str) -> Any:
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """PyYAML's safe loader (C scanner when built), refusing duplicate keys instead of keeping the last."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+
+def _text(path: Path, source: str) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PlanError(f"{source}: no such rollout plan") from None
     except OSError as problem:
         raise PlanError(f"{source}: cannot read: {problem.strerror}") from None
+
+
+def _read(path: Path, source: str) -> Any:
+    text = _text(path, source)
     try:
-        data = _yaml().load(text)
-    except YAMLError as problem:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as problem:
         mark = getattr(problem, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise PlanError(f"{source}: {where}invalid YAML: {getattr(problem, 'problem', None) or problem}") from None

@@ -4,6 +4,9 @@ Ready means: both arms' prompt versions are released (the release lock) with the
 contract's parser floor accepts both schema versions (seed 000 §7.2), the candidate's schema is no major change
 from the baseline's (the compatibility checker), and no candidate response in the store was rejected for its
 version. Each unmet condition is one sentence in ``Readiness.problems``.
+
+The schema class is a property of the two locked schema files, so it is computed at the parser stage, where
+the issue of readiness is decided; later steps re-check the lock, the floor and the store, which can change.
 """
 
 from __future__ import annotations
@@ -18,8 +21,13 @@ from promptops.rollout.plan import Plan
 from promptops.versioning import schema_accepted
 
 
-def parser_readiness(root: Path, plan: Plan, contract: Contract, con: Any | None) -> Readiness:
-    """Check readiness; ``con`` is the store's connection (None when there is no store yet)."""
+def parser_readiness(
+    root: Path, plan: Plan, contract: Contract, con: Any | None, *, schema_class: bool = True
+) -> Readiness:
+    """Check readiness; ``con`` is the store's connection (None when there is no store yet).
+
+    ``schema_class``: also classify the baseline-to-candidate schema change with the compatibility checker.
+    """
     from promptops.release.lock import load_lock  # releases are only read when a gate runs
 
     problems: list[str] = []
@@ -41,7 +49,7 @@ def parser_readiness(root: Path, plan: Plan, contract: Contract, con: Any | None
         floor = contract.default_policy.schema_floor
         if not schema_accepted(floor, arm.schema_version):
             problems.append(f"the parser floor {floor} does not accept the {label} schema {arm.schema_version}")
-    if not problems and plan.candidate.schema_version != plan.baseline.schema_version:
+    if schema_class and not problems and plan.candidate.schema_version != plan.baseline.schema_version:
         problems += _schema_class_problems(contract, plan)
     if con is not None:
         rejected = candidate_incompatible(con, plan)

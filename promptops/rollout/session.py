@@ -51,7 +51,7 @@ def run_gate(
     strict_artifacts: bool = False,
 ) -> GateResult:
     """Judge the plan's current step from the store (``con``; None: no responses stored anywhere yet)."""
-    readiness = parser_readiness(root, plan, contract, con)
+    readiness = parser_readiness(root, plan, contract, con, schema_class=plan.step == 0)
     since = plan.step_started
     counts = {} if con is None else read_window(con, plan, _store_time(since) if since is not None else None)
     return evaluate(

@@ -3,17 +3,46 @@
 Modules: ``ddl`` (tables, migrations, views), ``store`` (open, lock, whole-batch writes), ``batch`` (columnar
 batches, Recorder), ``logs`` (response log segments and records), ``policies`` (policy resolver, parser cache),
 ``ingest`` (logs to store), ``metrics`` (rates), ``parquet`` (export, views over an export).
+
+Names load lazily: a command that only reads the store (``rollout gate``) must not pay for pyarrow and the
+parser, which only writers need.
 """
 
-from promptops.store.batch import Recorder
-from promptops.store.errors import StoreError, StoreLockedError
-from promptops.store.ingest import BadRecord, IngestReport, ingest_logs
-from promptops.store.metrics import RatesQuery, RatesReport, rates
-from promptops.store.parquet import export_parquet, open_parquet
-from promptops.store.policies import DefaultPolicyResolver, ParserCache, PolicyResolver
-from promptops.store.store import Batch, Store, WriteResult
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from promptops.store.batch import Recorder
+    from promptops.store.errors import StoreError, StoreLockedError
+    from promptops.store.ingest import BadRecord, IngestReport, ingest_logs
+    from promptops.store.metrics import RatesQuery, RatesReport, rates
+    from promptops.store.parquet import export_parquet, open_parquet
+    from promptops.store.policies import DefaultPolicyResolver, ParserCache, PolicyResolver
+    from promptops.store.store import Batch, Store, WriteResult
 
 DEFAULT_STORE = ".promptops/diagnostics.duckdb"
+
+_EXPORTS: dict[str, str] = {
+    "Recorder": "promptops.store.batch",
+    "StoreError": "promptops.store.errors",
+    "StoreLockedError": "promptops.store.errors",
+    "BadRecord": "promptops.store.ingest",
+    "IngestReport": "promptops.store.ingest",
+    "ingest_logs": "promptops.store.ingest",
+    "RatesQuery": "promptops.store.metrics",
+    "RatesReport": "promptops.store.metrics",
+    "rates": "promptops.store.metrics",
+    "export_parquet": "promptops.store.parquet",
+    "open_parquet": "promptops.store.parquet",
+    "DefaultPolicyResolver": "promptops.store.policies",
+    "ParserCache": "promptops.store.policies",
+    "PolicyResolver": "promptops.store.policies",
+    "Batch": "promptops.store.store",
+    "Store": "promptops.store.store",
+    "WriteResult": "promptops.store.store",
+}
 
 __all__ = [
     "DEFAULT_STORE",
@@ -35,3 +64,12 @@ __all__ = [
     "open_parquet",
     "rates",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -16,13 +16,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from promptops.store import ddl
 from promptops.store.errors import StoreError, StoreLockedError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 # Bounds DuckDB's buffer cache so ingest memory does not grow with the size of the store.
@@ -135,6 +137,8 @@ class Store:
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         """Which of ``ids`` are already stored: the 8-byte hash column first, exact ids only on a hit."""
+        import pyarrow as pa  # only writers need Arrow; a read-only open stays light
+
         table = pa.table({"response_id": pa.array(list(ids), type=pa.string())})
         with self._write_lock:
             return self._existing(table)
@@ -142,6 +146,9 @@ class Store:
     def write(self, batch: Batch, *, writer: str = "recorder") -> WriteResult:
         """Store a batch in one transaction; responses whose id is already stored are skipped with their
         diagnostics (so writing the same batch twice adds nothing)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         if self.read_only:
             raise StoreError(f"{self.display}: opened read-only")
         responses, diagnostics = batch.responses, batch.diagnostics

@@ -67,6 +67,14 @@ def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
         load_plan(write_plan(tmp_path, "rollout: [\n"), "plan.yaml")
 
 
+def test_a_duplicate_key_is_refused_not_overridden(tmp_path: Path) -> None:
+    text = PLAN.replace("alpha: 0.05\n", "alpha: 0.05\nalpha: 0.2\n")
+    line = text.splitlines().index("alpha: 0.2") + 1
+    with pytest.raises(PlanError) as info:
+        load_plan(write_plan(tmp_path, text), "plan.yaml")
+    assert str(info.value) == f"plan.yaml: line {line}: invalid YAML: duplicate key 'alpha'"
+
+
 def test_history_appends_keep_comments_and_move_the_step(tmp_path: Path) -> None:
     path = write_plan(tmp_path)
     at = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
