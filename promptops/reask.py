@@ -2,8 +2,9 @@
 invalid JSON", re-asking with "Your previous response was invalid. Respond only with valid JSON matching this
 schema".
 
-``Asker.ask`` renders the contract's prompt, calls the model, and parses the answer with the versions the
-prompt pins as the request's versions. A *rejected* answer (the parser's reject reasons: invalid JSON,
+``Asker.ask`` renders the contract's prompt (by default the release its parser policy pins, see
+``version_to_render``), calls the model, and parses the answer with the versions the prompt pins as the
+request's versions. A *rejected* answer (the parser's reject reasons: invalid JSON,
 missing required top-level fields, wrong versions...) is re-asked up to ``max_retries`` times (default 2):
 the conversation grows by the model's answer and a re-ask rendered from ``templates/_reask.j2``, which names
 the reject reason and the first few diagnostic messages. An *accepted* answer ends the loop even when
@@ -175,7 +176,11 @@ class Asker:
         run_id: str | None = None,
     ) -> AskResult:
         prompt = self._renderer.render(
-            self._contract, version=version, changed_files=changed_files, diff=diff, variables=variables
+            self._contract,
+            version=self.version_to_render(version),
+            changed_files=changed_files,
+            diff=diff,
+            variables=variables,
         )
         self._check_pins(prompt)
         changed = ChangedFiles(changed_files)
@@ -210,6 +215,18 @@ class Asker:
         assert outcome is not None
         return AskResult(outcome, tuple(steps), prompt, tuple(messages))
 
+    def version_to_render(self, version: PromptVersion | None = None) -> PromptVersion | None:
+        """The prompt ``ask`` renders: ``version`` when given; else the release the parser policy pins when
+        its frozen snapshot exists (what ``render --version`` renders), else None for the head template.
+
+        The head may run ahead of the release the parser serves (review-result's head pins 1.1.0 while its
+        policy pins 1.0.0); rendering it would get every answer refused, so the policy decides.
+        """
+        if version is not None:
+            return version
+        pinned = self._policy.prompt_version
+        return pinned if self._renderer.snapshot_template(self._contract.name, pinned).is_file() else None
+
     def reask_text(self, outcome: ParseOutcome, attempt: int, prompt: RenderedPrompt) -> str:
         """The re-ask after rejected ``outcome`` of ``attempt``, naming the reason and the first problems."""
         ranked = sorted(outcome.diagnostics, key=lambda d: {"error": 0, "warning": 1}.get(d.level, 2))
@@ -237,17 +254,15 @@ class Asker:
     def _check_pins(self, prompt: RenderedPrompt) -> None:
         """A prompt whose pins the parser refuses fails every attempt, whatever the model writes: stop now.
 
-        Only where the request states the versions; a model that writes its own versions may get them wrong
-        and be re-asked.
+        For every contract: where the request states the versions they are the pins; where the answer
+        declares them, the prompt tells the model to write the pins, so a faithful answer is refused too.
         """
-        fields, policy, pins = self._contract.versions, self._policy, prompt.pins
+        policy, pins = self._policy, prompt.pins
         refused = []
-        if fields.schema is None and not schema_accepted(policy.schema_floor, pins.schema_version):
+        if not schema_accepted(policy.schema_floor, pins.schema_version):
             refused.append(f"schema_version {pins.schema_text} (floor {policy.schema_floor})")
         allow = policy.allow_prompt_patch_drift
-        if fields.prompt is None and not prompt_accepted(
-            policy.prompt_version, pins.prompt_version, allow_patch_drift=allow
-        ):
+        if not prompt_accepted(policy.prompt_version, pins.prompt_version, allow_patch_drift=allow):
             refused.append(f"prompt_version {pins.prompt_text} (pinned {policy.prompt_version})")
         if refused:
             raise PolicyError(f"{prompt.template}: the parser would refuse {' and '.join(refused)} on every answer")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from promptops import PolicyError, PromptVersion, load_contract
+from promptops import PolicyError, PromptVersion, SchemaVersion, load_contract
 from promptops.reask import Asker, MemorySink, Message, ModelReply, ReaskPolicy
 from promptops.render import Renderer
 from tests.helpers import REPO_ROOT, finding, response
@@ -170,8 +170,7 @@ def test_a_contract_whose_answer_carries_versions_is_reasked_for_them() -> None:
     loop, _ = asker("review-result")
     wrong = json.dumps(response([finding(1)], prompt_version="0.9.0"))
     model = Script(wrong, json.dumps(response([finding(1)])))
-    # The default parser serves release 1.0.0 (contract.yaml); the head template may be ahead of it.
-    result = loop.ask(model, changed_files=CHANGED, version=PromptVersion(1, 0, 0))
+    result = loop.ask(model, changed_files=CHANGED)
     assert result.recovered and result.steps[0].reason == "incompatible_version"
     reask = model.calls[1][2].content
     assert "prompt_version 0.9.0 does not match the pinned 1.0.0" in reask
@@ -192,3 +191,54 @@ def test_a_model_must_return_text() -> None:
     loop, _ = asker()
     with pytest.raises(TypeError, match="a model must return a str or a ModelReply, not dict"):
         loop.ask(lambda messages: {"findings": []}, changed_files=CHANGED)  # type: ignore[arg-type,return-value]
+
+
+def test_by_default_the_release_the_policy_pins_is_rendered_not_the_head() -> None:
+    # review-result's head pins 1.1.0 / 1.1 while contract.yaml's policy still pins release 1.0.0.
+    renderer = Renderer(REPO_ROOT)
+    contract = load_contract(REPO_ROOT, "review-result")
+    assert renderer.pins(renderer.resolve(contract)).prompt_text == "1.1.0"
+    loop, _ = asker("review-result")
+    model = Script(json.dumps(response([finding(1)])))  # a faithful answer to the 1.0.0 prompt
+
+    result = loop.ask(model, changed_files=CHANGED)
+
+    assert result.prompt.template == "versions/review-result/prompts/1.0.0.j2"
+    assert (result.prompt.pins.prompt_text, result.prompt.pins.schema_text) == ("1.0.0", "1.0")
+    assert result.prompt.text == renderer.render(contract, version=PromptVersion(1, 0, 0), changed_files=CHANGED).text
+    assert result.accepted and result.attempts == 1
+
+
+def test_a_policy_pinning_the_newer_release_renders_that_release() -> None:
+    contract = load_contract(REPO_ROOT, "review-result")
+    policy = contract.default_policy.with_overrides(prompt_version=PromptVersion(1, 1, 0))
+    loop, _ = asker("review-result", policy=policy)
+    answer = response([finding(1, cwe="CWE-89")], prompt_version="1.1.0", schema_version="1.1")
+    result = loop.ask(Script(json.dumps(answer)), changed_files=CHANGED)
+    assert result.prompt.template == "versions/review-result/prompts/1.1.0.j2"
+    assert result.accepted and result.steps[0].prompt_version == "1.1.0"
+
+
+def test_without_a_snapshot_of_the_pinned_release_the_head_is_rendered() -> None:
+    loop, _ = asker()  # agent-output has no releases: its head pins what its policy pins
+    result = loop.ask(Script(VALID), changed_files=CHANGED)
+    assert result.prompt.template == "templates/agent-output.j2" and result.accepted
+
+
+@pytest.mark.parametrize(
+    ("version", "overrides", "refused"),
+    [
+        # The head's pins: the answer would declare 1.1.0, which the default policy (1.0.0) refuses.
+        (PromptVersion(1, 1, 0), {}, r"prompt_version 1.1.0 \(pinned 1.0.0\)"),
+        (None, {"schema_floor": SchemaVersion(1, 1)}, r"schema_version 1.0 \(floor 1.1\)"),
+    ],
+)
+def test_a_contract_declaring_versions_is_checked_before_the_model_is_called(
+    version: PromptVersion | None, overrides: dict[str, object], refused: str
+) -> None:
+    contract = load_contract(REPO_ROOT, "review-result")
+    loop, sink = asker("review-result", policy=contract.default_policy.with_overrides(**overrides))  # type: ignore[arg-type]
+    model = Script(json.dumps(response([finding(1)])))
+    with pytest.raises(PolicyError, match=rf": the parser would refuse {refused} on every answer"):
+        loop.ask(model, changed_files=CHANGED, version=version)
+    assert model.calls == [] and sink.traces == []

@@ -59,7 +59,7 @@ def export_command(
         click.echo(json.dumps({"store": display, "format": export_format, **report.to_dict()}, indent=2))
     else:
         click.echo(
-            f"{display} -> {report.directory}: {report.responses:,} responses and {report.diagnostics:,} "
-            f"diagnostics in {report.files} {export_format} files"
+            f"{display} -> {report.directory}: {report.responses:,} responses, {report.diagnostics:,} "
+            f"diagnostics and {report.traces:,} trace steps in {report.files} {export_format} files"
         )
     return exits.OK

@@ -1,4 +1,4 @@
-"""``promptops rates``: per-response and per-finding rates from the store or a Parquet export.
+"""``promptops rates``: per-response, per-finding and re-ask (per-run) rates from the store or a Parquet export.
 
 Exit codes: 0 rates printed (an empty selection prints no groups and a notice on stderr); 3 the store is
 missing, locked past --lock-timeout or unreadable, or a flag is invalid.
@@ -17,7 +17,7 @@ from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.store import RatesQuery, RatesReport, Store, open_parquet, rates
-from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, GroupRates, Rate
+from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupRates, Rate
 
 
 @click.command("rates")
@@ -47,7 +47,8 @@ def rates_command(
     lock_timeout: float,
     output_format: str,
 ) -> int:
-    """Rates of dropped findings, coercions, incompatible versions, rejects and more, with their counts.
+    """Rates of dropped findings, coercions, incompatible versions, rejects and more, with their counts, and
+    the re-ask loop's retry and recovered-after-retry rates per run.
 
     Exit codes: 0 rates printed; 3 tool failure (no store, store locked or unreadable, bad flags).
     """
@@ -64,7 +65,7 @@ def rates_command(
         with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
             report = rates(store.connection, query)
     if not report.groups:
-        click.echo(f"promptops: no responses of contract {contract_name} match in {display}", err=True)
+        click.echo(f"promptops: no responses or re-ask runs of contract {contract_name} match in {display}", err=True)
     if output_format == "json":
         click.echo(json.dumps({"store": display, **report.to_dict()}, indent=2))
     else:
@@ -99,11 +100,18 @@ def _text(display: str, report: RatesReport) -> list[str]:
 
 def _group_text(group: GroupRates) -> list[str]:
     key = " ".join(f"{name}={'-' if value is None else value}" for name, value in group.key.items())
-    lines = ["", f"{key or 'all responses'}: {group.responses:,} responses, {group.accepted:,} accepted"]
-    lines.append("  per response")
-    lines.extend(_rate_line(name, group.per_response[name]) for name in PER_RESPONSE)
-    lines.append("  per finding (of findings seen)")
-    lines.extend(_rate_line(name, rate) for name, rate in group.per_finding.items())
+    head = f"{key or 'all responses'}: {group.responses:,} responses, {group.accepted:,} accepted"
+    if group.runs:
+        head += f", {group.runs:,} re-ask runs"
+    lines = ["", head]
+    if group.responses:
+        lines.append("  per response")
+        lines.extend(_rate_line(name, group.per_response[name]) for name in PER_RESPONSE)
+        lines.append("  per finding (of findings seen)")
+        lines.extend(_rate_line(name, rate) for name, rate in group.per_finding.items())
+    if group.runs:
+        lines.append(f"  per re-ask run ({group.attempts:,} attempts)")
+        lines.extend(_rate_line(_RUN_LABELS[name], group.per_run[name]) for name in PER_RUN)
     for title, items in (
         ("top drop reasons", group.top_drop_reasons),
         ("top coerced fields", group.top_coerced_fields),
@@ -112,6 +120,9 @@ def _group_text(group: GroupRates) -> list[str]:
         if items:
             lines.append(f"  {title}: " + ", ".join(f"{label} {count:,}" for label, count in items))
     return lines
+
+
+_RUN_LABELS = {"retried": "retried", "recovered": "recovered after retry"}
 
 
 def _rate_line(name: str, rate: Rate) -> str:

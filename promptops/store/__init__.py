@@ -1,8 +1,9 @@
 """The diagnostics store: parse outcomes in DuckDB, rates as SQL views, Parquet export (README "Diagnostics store").
 
 Modules: ``ddl`` (tables, migrations, views), ``store`` (open, lock, whole-batch writes), ``batch`` (columnar
-batches, Recorder), ``logs`` (response log segments and records), ``policies`` (policy resolver, parser cache),
-``ingest`` (logs to store), ``metrics`` (rates), ``parquet`` (export, views over an export).
+batches, Recorder, also the re-ask loop's trace sink), ``traces`` (trace steps as rows), ``logs`` (response log
+segments and records), ``policies`` (policy resolver, parser cache), ``ingest`` (logs to store), ``metrics``
+(rates), ``parquet`` (export, views over an export).
 
 Names load lazily: a command that only reads the store (``rollout gate``) must not pay for pyarrow and the
 parser, which only writers need.

@@ -1,4 +1,5 @@
-"""Columnar batches of parse outcomes, and the Recorder that services use to store them as they happen.
+"""Columnar batches of parse outcomes, and the Recorder that services use to store them (and the re-ask
+loop's trace steps) as they happen.
 
 The hot path appends plain values to Python lists (one list per column) and keeps each response's Diagnostic
 objects as they are; columns become Arrow arrays once per batch, which DuckDB loads in bulk. Nothing here
@@ -7,9 +8,11 @@ touches the database row by row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -17,6 +20,10 @@ from promptops.parsing import Diagnostic, ParseOutcome
 from promptops.parsing.diagnostics import COERCION_CODES
 from promptops.policy import ParserPolicy
 from promptops.store.store import Batch, Store, WriteResult
+from promptops.store.traces import TraceBuilder
+
+if TYPE_CHECKING:
+    from promptops.reask import TraceStep
 
 DEFAULT_BATCH_SIZE = 20_000
 
@@ -220,9 +227,13 @@ class Recorder:
         recorder.record(outcome, response_id=rid, ts=now, contract="review-result", policy=parser.policy,
                         rollout_id="review-v7", arm="candidate", unit="org/repo#42")
     ```
-    A batch is written when ``batch_size`` responses are buffered, on ``flush`` and when the context exits
-    (also after an exception: what was recorded is valid). Each write is one transaction; ids already stored
-    are skipped, so a retried flush never duplicates. Not thread-safe: use one Recorder per thread.
+    It is also the re-ask loop's trace sink (``promptops.reask.TraceSink``): ``Asker(..., sink=recorder)``
+    hands it each run's steps through ``record_trace``, and they are stored in the ``traces`` table.
+
+    A batch is written when ``batch_size`` rows (responses plus trace steps) are buffered, on ``flush`` and
+    when the context exits (also after an exception: what was recorded is valid). Each write is one
+    transaction; response ids and trace steps (run_id, attempt) already stored are skipped, so a retried
+    flush never duplicates. Not thread-safe: use one Recorder per thread.
     """
 
     def __init__(self, store: Store, *, batch_size: int = DEFAULT_BATCH_SIZE, writer: str = "recorder") -> None:
@@ -232,8 +243,11 @@ class Recorder:
         self._batch_size = batch_size
         self._writer = writer
         self._builder = BatchBuilder()
+        self._traces = TraceBuilder()
         self.written = 0
         self.duplicates = 0
+        self.traces_written = 0
+        self.trace_duplicates = 0
 
     def record(
         self,
@@ -254,17 +268,30 @@ class Recorder:
         self._builder.add(
             outcome, policy, response_id, ts, contract, rollout_id, arm, unit, model, latency_ms, tokens, None, None
         )
-        if len(self._builder) >= self._batch_size:
-            self.flush()
+        self._flush_when_full()
+
+    def record_trace(self, steps: Sequence[TraceStep]) -> None:
+        """Buffer one re-ask run's steps (the TraceSink method). A malformed step raises ValueError naming
+        it, and none of the run's steps is kept; what was buffered before stays."""
+        self._traces.add(steps)
+        self._flush_when_full()
 
     def flush(self) -> WriteResult | None:
         """Write what is buffered (one transaction); None when nothing was."""
-        if not self._builder.pending:
+        if not (self._builder.pending or self._traces.pending):
             return None
-        result = self._store.write(self._builder.take(), writer=self._writer)
+        traces, trace_duplicates = self._traces.take()
+        batch = replace(self._builder.take(), traces=traces, trace_duplicates=trace_duplicates)
+        result = self._store.write(batch, writer=self._writer)
         self.written += result.responses
         self.duplicates += result.duplicates
+        self.traces_written += result.traces
+        self.trace_duplicates += result.trace_duplicates
         return result
+
+    def _flush_when_full(self) -> None:
+        if len(self._builder) + len(self._traces) >= self._batch_size:
+            self.flush()
 
     def __enter__(self) -> Recorder:
         return self

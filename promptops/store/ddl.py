@@ -132,6 +132,33 @@ MIGRATIONS: tuple[Migration, ...] = (
                WHERE NOT EXISTS (SELECT 1 FROM store_meta WHERE key = 'store_id')""",
         ),
     ),
+    Migration(
+        2,
+        "traces of the re-ask loop; batches count their trace steps",
+        (
+            # One row per attempt of promptops.reask (a TraceStep): seed 002's {agent, started_at, finished_at,
+            # tokens_used, status} plus what per-version retry rates need. (run_id, attempt) identifies a step;
+            # run_hash (64 bits of md5 of run_id) keeps the duplicate check as cheap as responses' id_hash.
+            """CREATE TABLE IF NOT EXISTS traces (
+                run_id VARCHAR NOT NULL,
+                run_hash UBIGINT NOT NULL,
+                attempt INTEGER NOT NULL,
+                agent VARCHAR NOT NULL,
+                started_at TIMESTAMP NOT NULL,
+                finished_at TIMESTAMP NOT NULL,
+                tokens_used BIGINT,
+                status VARCHAR NOT NULL,
+                reason VARCHAR,
+                contract VARCHAR NOT NULL,
+                prompt_version VARCHAR NOT NULL,
+                schema_version VARCHAR NOT NULL,
+                batch_id BIGINT NOT NULL
+            )""",
+            # Batches written before this migration held no trace steps: the defaults say so.
+            "ALTER TABLE batches ADD COLUMN traces INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE batches ADD COLUMN trace_duplicates INTEGER NOT NULL DEFAULT 0",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -188,7 +215,25 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("prompt_pin", "VARCHAR"),
         ("batch_id", "BIGINT"),
     ),
+    "traces": (
+        ("run_id", "VARCHAR"),
+        ("run_hash", "UBIGINT"),
+        ("attempt", "INTEGER"),
+        ("agent", "VARCHAR"),
+        ("started_at", "TIMESTAMP"),
+        ("finished_at", "TIMESTAMP"),
+        ("tokens_used", "BIGINT"),
+        ("status", "VARCHAR"),
+        ("reason", "VARCHAR"),
+        ("contract", "VARCHAR"),
+        ("prompt_version", "VARCHAR"),
+        ("schema_version", "VARCHAR"),
+        ("batch_id", "BIGINT"),
+    ),
 }
+
+# Per table, the time column a Parquet export partitions by day.
+TIME_COLUMNS: dict[str, str] = {"responses": "ts", "diagnostics": "ts", "traces": "started_at"}
 
 
 def _sql_list(codes: frozenset[Code]) -> str:
@@ -238,6 +283,31 @@ VIEWS: tuple[str, ...] = (
            sum(findings_dropped) / nullif(sum(findings_seen), 0) AS finding_drop_rate,
            sum(findings_coerced) / nullif(sum(findings_seen), 0) AS finding_coercion_rate
     FROM response_indicators
+    GROUP BY ALL""",
+    # One row per run of the re-ask loop (its trace steps), with the columns response_indicators has so the
+    # same filters and --by keys apply: ts is the first attempt's start, and what traces do not carry
+    # (rollout, arm, model, parser policy) is NULL, so runs group under a null key and match no --rollout.
+    """CREATE OR REPLACE VIEW run_indicators AS
+    SELECT run_id, contract, agent, prompt_version, schema_version,
+           min(started_at) AS ts, CAST(min(started_at) AS DATE) AS day,
+           CAST(NULL AS VARCHAR) AS rollout_id, CAST(NULL AS VARCHAR) AS arm, CAST(NULL AS VARCHAR) AS model,
+           CAST(NULL AS VARCHAR) AS schema_floor, CAST(NULL AS VARCHAR) AS prompt_pin,
+           count(*) AS attempts,
+           sum(tokens_used) AS tokens_used,
+           max(attempt) > 1 AS retried,
+           bool_or(attempt = 1 AND status = 'failed') AND bool_or(attempt > 1 AND status = 'ok') AS recovered,
+           bool_or(status = 'ok') AS succeeded
+    FROM traces
+    GROUP BY run_id, contract, agent, prompt_version, schema_version""",
+    """CREATE OR REPLACE VIEW daily_run_rates AS
+    SELECT contract, agent, prompt_version, schema_version, day,
+           count(*) AS runs,
+           sum(attempts) AS attempts,
+           count(*) FILTER (WHERE retried) AS retried,
+           count(*) FILTER (WHERE recovered) AS recovered,
+           count(*) FILTER (WHERE retried) / count(*) AS retry_rate,
+           count(*) FILTER (WHERE recovered) / count(*) AS recovered_rate
+    FROM run_indicators
     GROUP BY ALL""",
 )
 
@@ -306,6 +376,7 @@ def is_current(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
-    """The rate views over whatever ``responses`` and ``diagnostics`` are in ``con`` (tables or Parquet views)."""
+    """The rate views over whatever ``responses``, ``diagnostics`` and ``traces`` are in ``con`` (tables or
+    Parquet views)."""
     for statement in VIEWS:
         con.execute(statement)

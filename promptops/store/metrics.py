@@ -1,13 +1,18 @@
-"""Rates over a store: per-response indicators, per-finding rates, and the top reasons behind them.
+"""Rates over a store: per-response indicators, per-finding rates, the top reasons behind them, and the
+re-ask loop's per-run rates.
 
-Every query reads only the views of ``promptops.store.ddl`` (``response_indicators``, ``diagnostic_facts``),
-so it runs unchanged on a DuckDB file and on a Parquet export (``promptops.store.parquet``). Counts always
-travel with their rates: a rate without its denominator cannot be gated on.
+Every query reads only the views of ``promptops.store.ddl`` (``response_indicators``, ``diagnostic_facts``,
+``run_indicators``), so it runs unchanged on a DuckDB file and on a Parquet export (``promptops.store.parquet``).
+Counts always travel with their rates: a rate without its denominator cannot be gated on.
+
+Responses and re-ask runs are counted apart (the loop's traces are not linked to response rows) and meet in
+one group per --by key. Runs carry no rollout, arm, model or parser policy: under those keys they form the
+null group, and ``--rollout`` selects none of them (a rollout's groups hold responses only).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -34,6 +39,12 @@ PER_RESPONSE = (
     "all_findings_dropped",
     "extracted",
     "truncated",
+)
+
+# Per-run indicators of the re-ask loop (run_indicators columns), in report order. Each is counted over all runs.
+PER_RUN = (
+    "retried",  # needed more than one attempt
+    "recovered",  # the first attempt failed and a later one succeeded
 )
 
 
@@ -76,6 +87,9 @@ class GroupRates:
     top_drop_reasons: list[tuple[str, int]]
     top_coerced_fields: list[tuple[str, int]]
     top_reject_reasons: list[tuple[str, int]]
+    runs: int = 0  # re-ask runs (one per Asker.ask)
+    attempts: int = 0  # their trace steps
+    per_run: dict[str, Rate] = field(default_factory=lambda: {name: Rate(0, 0) for name in PER_RUN})
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +101,9 @@ class GroupRates:
             "top_drop_reasons": [{"code": code, "count": n} for code, n in self.top_drop_reasons],
             "top_coerced_fields": [{"field": name, "count": n} for name, n in self.top_coerced_fields],
             "top_reject_reasons": [{"code": code, "count": n} for code, n in self.top_reject_reasons],
+            "runs": self.runs,
+            "attempts": self.attempts,
+            "per_run": {name: rate.to_dict() for name, rate in self.per_run.items()},
         }
 
 
@@ -107,7 +124,8 @@ class RatesReport:
 
 
 def rates(con: duckdb.DuckDBPyConnection, query: RatesQuery) -> RatesReport:
-    """The rates of ``query`` over the views in ``con``, one GroupRates per distinct --by key."""
+    """The rates of ``query`` over the views in ``con``, one GroupRates per distinct --by key of its
+    responses or its re-ask runs."""
     columns = [GROUP_COLUMNS[name] for name in query.by]
     where, params = _filters(query)
     keys = ", ".join(columns)
@@ -122,7 +140,8 @@ def rates(con: duckdb.DuckDBPyConnection, query: RatesQuery) -> RatesReport:
         params,
     ).fetchall()
     tops = _tops(con, columns, where, params, query.top)
-    groups = []
+    runs = _runs(con, columns, where, params)
+    groups: list[GroupRates] = []
     width = len(columns)
     for row in rows:
         key = tuple(row[:width])
@@ -144,9 +163,52 @@ def rates(con: duckdb.DuckDBPyConnection, query: RatesQuery) -> RatesReport:
                 top_drop_reasons=found.get("drop", []),
                 top_coerced_fields=found.get("coercion", []),
                 top_reject_reasons=found.get("reject", []),
+                **runs.pop(key, {}),
             )
         )
+    # Keys only runs have (a version no response declared, the null arm...): groups without responses.
+    empty = {name: Rate(0, 0) for name in PER_RESPONSE}
+    for key, run_fields in runs.items():
+        groups.append(
+            GroupRates(
+                key={name: _key_text(value) for name, value in zip(query.by, key, strict=True)},
+                responses=0,
+                accepted=0,
+                per_response=dict(empty),
+                per_finding={"dropped": Rate(0, 0), "coerced": Rate(0, 0)},
+                top_drop_reasons=[],
+                top_coerced_fields=[],
+                top_reject_reasons=[],
+                **run_fields,
+            )
+        )
+    if runs and columns:  # the SQL order of the response groups, now over both: NULLS FIRST, then ascending
+        groups.sort(key=lambda g: [(value is not None, value or "") for value in g.key.values()])
     return RatesReport(query, groups)
+
+
+def _runs(
+    con: duckdb.DuckDBPyConnection, columns: list[str], where: str, params: dict[str, Any]
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """runs, attempts and per_run rates per --by key, from the re-ask loop's run_indicators."""
+    keys = ", ".join(columns)
+    select_keys = f"{keys}, " if columns else ""
+    counts = ", ".join(f"count(*) FILTER (WHERE {name})" for name in PER_RUN)
+    rows = con.execute(
+        f"SELECT {select_keys}count(*), sum(attempts), {counts} FROM run_indicators WHERE {where}"
+        + (f" GROUP BY {keys}" if columns else " HAVING count(*) > 0"),
+        params,
+    ).fetchall()
+    width = len(columns)
+    found: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        total = int(row[width])
+        found[tuple(row[:width])] = {
+            "runs": total,
+            "attempts": int(row[width + 1]),
+            "per_run": {name: Rate(int(row[width + 2 + i]), total) for i, name in enumerate(PER_RUN)},
+        }
+    return found
 
 
 def _filters(query: RatesQuery) -> tuple[str, dict[str, Any]]:

@@ -4,11 +4,13 @@ Layout (hive partitions, so engines that read data lakes prune by contract and d
 
     DIR/responses/contract=<name>/day=<YYYY-MM-DD>/<store_id>_<i>.parquet
     DIR/diagnostics/contract=<name>/day=<YYYY-MM-DD>/<store_id>_<i>.parquet
+    DIR/traces/contract=<name>/day=<YYYY-MM-DD>/<store_id>_<i>.parquet      (day of started_at)
 
 Files carry the exporting store's id, so many stores (one per service) can export into one directory, and a
-store exporting again replaces its own files and nobody else's. ``open_parquet`` builds ``responses`` and
-``diagnostics`` views over the files with exactly the tables' columns, then the rate views on top: every
-rates query runs unchanged.
+store exporting again replaces its own files and nobody else's. ``open_parquet`` builds ``responses``,
+``diagnostics`` and ``traces`` views over the files with exactly the tables' columns (an export without a
+table's files, such as one written before traces existed, reads as that table empty), then the rate views on
+top: every rates query runs unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from promptops.store import ddl
 from promptops.store.errors import StoreError
 from promptops.store.store import Store
 
-TABLES = ("responses", "diagnostics")
+TABLES = ("responses", "diagnostics", "traces")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class ExportReport:
     files: int
     responses: int
     diagnostics: int
+    traces: int  # trace steps of the re-ask loop
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -38,6 +41,7 @@ class ExportReport:
             "files": self.files,
             "responses": self.responses,
             "diagnostics": self.diagnostics,
+            "traces": self.traces,
         }
 
 
@@ -63,7 +67,8 @@ def export_parquet(store: Store, directory: Path, *, display: str, contract: str
         where = f"WHERE contract = {_literal(contract)}" if contract else ""
         try:
             con.execute(
-                f"COPY (SELECT *, CAST(ts AS DATE) AS day FROM {table} {where}) TO {_literal(target.as_posix())} "
+                f"COPY (SELECT *, CAST({ddl.TIME_COLUMNS[table]} AS DATE) AS day FROM {table} {where}) "
+                f"TO {_literal(target.as_posix())} "
                 f"(FORMAT parquet, PARTITION_BY (contract, day), FILENAME_PATTERN '{store_id}_{{i}}', "
                 "OVERWRITE_OR_IGNORE)"
             )
@@ -71,11 +76,12 @@ def export_parquet(store: Store, directory: Path, *, display: str, contract: str
             raise StoreError(f"{display}/{table}: export failed: {str(problem).splitlines()[0]}") from None
         counts[table] = int(ddl.scalar(con, f"SELECT count(*) FROM {table} {where}"))
         files += sum(1 for _ in target.glob(pattern))
-    return ExportReport(display, files, counts["responses"], counts["diagnostics"])
+    return ExportReport(display, files, counts["responses"], counts["diagnostics"], counts["traces"])
 
 
 def open_parquet(directory: Path, *, display: str) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB whose ``responses``/``diagnostics`` and rate views read the export in ``directory``."""
+    """An in-memory DuckDB whose ``responses``/``diagnostics``/``traces`` and rate views read the export in
+    ``directory``."""
     if not (directory / "responses").is_dir():
         raise StoreError(f"{display}: not a promptops Parquet export (no responses/ directory)")
     con = duckdb.connect()

@@ -3,8 +3,9 @@
 Locking: DuckDB lets one process open a file for writing (an OS lock on the file, released when the process
 dies, even by SIGKILL). ``Store.open`` retries while another process holds it and gives up after
 ``lock_timeout`` seconds with StoreLockedError, so a second writer waits, then fails cleanly; it never writes.
-Atomicity: every ``write`` is one transaction holding whole responses with all their diagnostics, so a crash
-leaves whole batches and nothing else (DuckDB's write-ahead log discards an unfinished commit on reopen).
+Atomicity: every ``write`` is one transaction holding whole responses with all their diagnostics (and the
+re-ask runs' trace steps handed over with them), so a crash leaves whole batches and nothing else (DuckDB's
+write-ahead log discards an unfinished commit on reopen).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -38,6 +39,9 @@ INSERT_RESPONSES = (
     "FROM _po_responses"
 )
 INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
+INSERT_TRACES = (
+    "INSERT INTO traces BY NAME SELECT *, md5_number_lower(run_id) AS run_hash, $batch AS batch_id FROM _po_traces"
+)
 _PID = re.compile(r"\(PID (\d+)\)")
 
 
@@ -49,6 +53,8 @@ class Batch:
     responses: pa.Table
     diagnostics: pa.Table
     duplicates: int = 0  # response ids repeated inside the batch, already left out
+    traces: pa.Table = field(default_factory=lambda: _no_traces())  # re-ask trace steps (traces.TRACE_SCHEMA)
+    trace_duplicates: int = 0  # (run_id, attempt) repeated inside the batch, already left out
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ class WriteResult:
     responses: int
     diagnostics: int
     duplicates: int  # responses skipped: already stored, or repeated in the batch
+    traces: int = 0  # trace steps written
+    trace_duplicates: int = 0  # trace steps skipped: (run_id, attempt) already stored, or repeated in the batch
 
 
 class Store:
@@ -145,13 +153,14 @@ class Store:
 
     def write(self, batch: Batch, *, writer: str = "recorder") -> WriteResult:
         """Store a batch in one transaction; responses whose id is already stored are skipped with their
-        diagnostics (so writing the same batch twice adds nothing)."""
+        diagnostics, and trace steps whose (run_id, attempt) is, too (so writing the same batch twice adds
+        nothing)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         if self.read_only:
             raise StoreError(f"{self.display}: opened read-only")
-        responses, diagnostics = batch.responses, batch.diagnostics
+        responses, diagnostics, traces = batch.responses, batch.diagnostics, batch.traces
         with self._write_lock:
             con = self._con
             con.execute("BEGIN TRANSACTION")
@@ -162,10 +171,13 @@ class Store:
                     responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
                     diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
                 duplicates = batch.duplicates + len(existing)
-                if responses.num_rows == 0:
+                stored_steps = traces.num_rows
+                traces = self._new_steps(traces) if stored_steps else traces
+                trace_duplicates = batch.trace_duplicates + stored_steps - traces.num_rows
+                if responses.num_rows == 0 and traces.num_rows == 0:
                     con.execute("ROLLBACK")
-                    return WriteResult(None, 0, 0, duplicates)
-                batch_id = self._insert(responses, diagnostics, writer, duplicates)
+                    return WriteResult(None, 0, 0, duplicates, 0, trace_duplicates)
+                batch_id = self._insert(responses, diagnostics, traces, writer, duplicates, trace_duplicates)
                 con.execute("COMMIT")
             except duckdb.Error as problem:
                 con.execute("ROLLBACK")
@@ -173,7 +185,9 @@ class Store:
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
-        return WriteResult(batch_id, responses.num_rows, diagnostics.num_rows, duplicates)
+        return WriteResult(
+            batch_id, responses.num_rows, diagnostics.num_rows, duplicates, traces.num_rows, trace_duplicates
+        )
 
     def segment_done(self, path: str, size: int, digest: str | None) -> bool:
         """Whether the segment ``path`` was read to the end at this size (and content, when ``digest``)."""
@@ -219,23 +233,75 @@ class Store:
             con.unregister("_po_ids")
         return {row[0] for row in rows}
 
-    def _insert(self, responses: pa.Table, diagnostics: pa.Table, writer: str, duplicates: int) -> int:
+    def _new_steps(self, traces: pa.Table) -> pa.Table:
+        """``traces`` less the steps already stored: the 8-byte run_hash column first, exact keys on a hit."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        con = self._con
+        con.register("_po_traces", traces)
+        try:
+            rows = con.execute(
+                "SELECT DISTINCT s.run_id, s.attempt FROM traces s SEMI JOIN _po_traces t "
+                "ON s.run_id = t.run_id AND s.attempt = t.attempt "
+                "WHERE s.run_hash IN (SELECT md5_number_lower(run_id) FROM _po_traces)"
+            ).fetchall()
+        finally:
+            con.unregister("_po_traces")
+        if not rows:
+            return traces
+        known = pa.array([f"{run}\x1f{attempt}" for run, attempt in rows], type=pa.string())
+        keys = pc.binary_join_element_wise(traces["run_id"], pc.cast(traces["attempt"], pa.string()), "\x1f")
+        return traces.filter(pc.invert(pc.is_in(keys, value_set=known)))
+
+    def _insert(
+        self,
+        responses: pa.Table,
+        diagnostics: pa.Table,
+        traces: pa.Table,
+        writer: str,
+        duplicates: int,
+        trace_duplicates: int,
+    ) -> int:
         con = self._con
         batch_id = int(ddl.scalar(con, "SELECT coalesce(max(batch_id), 0) + 1 FROM batches"))
-        con.register("_po_responses", responses)
-        con.register("_po_diagnostics", diagnostics)
+        inserts = [
+            (name, table, statement)
+            for name, table, statement in (
+                ("_po_responses", responses, INSERT_RESPONSES),
+                ("_po_diagnostics", diagnostics, INSERT_DIAGNOSTICS),
+                ("_po_traces", traces, INSERT_TRACES),
+            )
+            if table.num_rows
+        ]
+        for name, table, _ in inserts:
+            con.register(name, table)
         try:
-            con.execute(INSERT_RESPONSES, {"batch": batch_id})
-            if diagnostics.num_rows:
-                con.execute(INSERT_DIAGNOSTICS, {"batch": batch_id})
+            for _, _, statement in inserts:
+                con.execute(statement, {"batch": batch_id})
             con.execute(
-                "INSERT INTO batches VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?)",
-                [batch_id, writer, responses.num_rows, diagnostics.num_rows, duplicates],
+                "INSERT INTO batches (batch_id, committed_at, writer, responses, diagnostics, duplicates, traces, "
+                "trace_duplicates) VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?)",
+                [
+                    batch_id,
+                    writer,
+                    responses.num_rows,
+                    diagnostics.num_rows,
+                    duplicates,
+                    traces.num_rows,
+                    trace_duplicates,
+                ],
             )
         finally:
-            con.unregister("_po_responses")
-            con.unregister("_po_diagnostics")
+            for name, _, _ in inserts:
+                con.unregister(name)
         return batch_id
+
+
+def _no_traces() -> pa.Table:
+    from promptops.store.traces import empty_traces  # Arrow loads with the first batch, not with the store
+
+    return empty_traces()
 
 
 def _connect(
