@@ -1,10 +1,15 @@
-"""``promptops demo``: validate the bundled example responses and show what the parser decided."""
+"""``promptops demo``: the whole release lifecycle in a workspace (promptops.demo.lifecycle), or, with
+``--examples``, the bundled example responses through the parser."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import tempfile
 from collections import Counter
+from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import click
@@ -22,9 +27,69 @@ def load_examples(contract: str) -> list[dict[str, Any]]:
 
 
 @click.command()
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run in this new or empty directory (default: a new temporary directory, kept for you to explore).",
+)
+@click.option("--regression", is_flag=True, help="The candidate drops many findings: the gate fails and holds.")
+@click.option("--examples", is_flag=True, help="Only run the bundled example responses through the parser.")
 @format_option()
 @pass_project
-def demo(project: Project, output_format: str) -> int:
+def demo(project: Project, workspace: Path | None, regression: bool, examples: bool, output_format: str) -> int:
+    """The release lifecycle end to end on an embedded DuckDB store, narrated.
+
+    Lints the templates, replays the review-result releases (diffing the schema and refusing a too-small
+    bump), then rolls the latest release out through rollout/review-result/review-1.1.yaml with simulated
+    reviewer traffic: gate, promote or hold, and write the dashboard. Nothing in the project is changed.
+    Exit codes: 0 the demo ran (a held rollout with --regression is part of the story); 3 it could not run.
+    """
+    if examples:
+        return _examples(project, output_format)
+    from promptops.demo.lifecycle import run  # DuckDB, the simulator and the release machinery load here
+
+    target = workspace if workspace is not None else Path(tempfile.mkdtemp(prefix="promptops-demo-"))
+    stages = []
+    for stage in run(project.root, target, datetime.now(UTC), regression=regression, write_report=_report_writer()):
+        stages.append(stage)
+        if output_format != "json":
+            _print_stage(stage)
+    if output_format == "json":
+        body = {"workspace": str(target), "regression": regression, "stages": [s.to_dict() for s in stages]}
+        click.echo(json.dumps(body, indent=2))
+        return exits.OK
+    click.echo(f"\nWorkspace: {target}")
+    for stage in stages:
+        if "dashboard" in stage.data:
+            click.echo(f"Dashboard: {target / stage.data['dashboard']}")
+    click.echo(f"Explore: promptops --root {target} rollout status {target}/rollout/review-result/review-1.1.yaml")
+    return exits.OK
+
+
+def _print_stage(stage: Any) -> None:
+    mark = click.style("==", fg="green" if stage.ok else "yellow")
+    click.echo(f"\n{mark} {click.style(stage.title, bold=True)}")
+    click.echo(click.style(f"   $ {stage.command}", dim=True))
+    for line in stage.lines:
+        click.echo(f"   {line}")
+
+
+def _report_writer() -> Any:
+    """The dashboard writer for the demo (promptops.report), or None where the report package is absent."""
+    try:
+        report = importlib.import_module("promptops.report")
+    except ImportError:
+        return None
+    from promptops.contract import load_contract
+
+    def write(root: Path, con: Any, out_dir: Path, now: datetime) -> tuple[Path, ...]:
+        files = report.write_report(root, load_contract(root, "review-result"), con, out_dir, now=now)
+        return (files.html, files.json)
+
+    return write
+
+
+def _examples(project: Project, output_format: str) -> int:
     """Run the bundled review-result examples through the parser and summarize the outcomes."""
     contract = project.contract("review-result")
     parser = Parser(contract)

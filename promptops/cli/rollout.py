@@ -19,7 +19,6 @@ from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, Purpose
 from promptops.rollout.plan import Plan, load_plan
 from promptops.rollout.session import RolloutRefused, plan_at_step, promote, rollback, run_gate, status
-from promptops.rollout.sizing import plan_needs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,6 +41,8 @@ def read_plan(project: Project, path: Path) -> Plan:
 def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
     """Print each step of PLAN_FILE with the responses it needs before it can decide."""
     plan = read_plan(project, plan_file)
+    from promptops.rollout.sizing import plan_needs
+
     needs = plan_needs(plan)
     if output_format == "json":
         click.echo(

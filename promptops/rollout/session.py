@@ -16,7 +16,6 @@ from promptops.errors import PromptopsError
 from promptops.rollout.gate import GateResult, Purpose, Verdict, evaluate, read_window
 from promptops.rollout.plan import Plan, Transition, append_transition
 from promptops.rollout.readiness import parser_readiness
-from promptops.rollout.sizing import plan_needs
 
 
 class RolloutRefused(PromptopsError):
@@ -133,6 +132,8 @@ class Status:
 
 
 def status(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime) -> Status:
+    from promptops.rollout.sizing import plan_needs  # the gate itself never needs the sample-size tables
+
     result = run_gate(root, plan, contract, con, now, Purpose.MONITOR)
     need = plan_needs(plan)[plan.step]
     have = result.window.get("responses", {})

@@ -1,0 +1,139 @@
+"""``promptops demo``: the whole lifecycle in a workspace, through the real CLI, real releases and a real store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from promptops.release.lock import load_lock
+from promptops.rollout.plan import load_plan
+from tests.conftest import Cli
+from tests.helpers import REPO_ROOT
+
+PLAN = "rollout/review-result/review-1.1.yaml"
+
+
+@pytest.fixture
+def source(full_project: Path) -> Path:
+    shutil.copytree(REPO_ROOT / "rollout", full_project / "rollout")
+    return full_project
+
+
+def _digest(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _demo(cli: Cli, source: Path, workspace: Path, *flags: str) -> dict[str, Any]:
+    before = _digest(source)
+    code, out, err = cli(source, "demo", "--workspace", str(workspace), "--format", "json", *flags)
+    assert (code, err) == (0, ""), err
+    assert _digest(source) == before  # the project the demo started from is untouched
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def _titles(result: dict[str, Any]) -> list[str]:
+    return [stage["title"] for stage in result["stages"]]
+
+
+def test_the_demo_releases_and_promotes_to_full_traffic(cli: Cli, source: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    result = _demo(cli, source, workspace)
+    titles = _titles(result)
+    assert titles[:6] == [
+        "Lint the templates",
+        "Release history",
+        "Diff the schema",
+        "Cut 1.0.2 (a patch bump)",
+        "Cut 1.1.0",
+        "Plan the rollout",
+    ]
+    stages = {stage["title"]: stage for stage in result["stages"]}
+    assert stages["Lint the templates"]["errors"] == 0
+    assert stages["Diff the schema"]["compat"]["change"] == "minor"
+    refused = stages["Cut 1.0.2 (a patch bump)"]
+    assert (
+        not refused["ok"]
+        and refused["lines"][0] == "refused: declared 1.0.2 (patch) but the change is minor: use 1.1.0"
+    )
+    gates = [s for s in result["stages"] if s["title"].startswith("Gate step")]
+    assert [(g["gate"]["step"], g["gate"]["verdict"]) for g in gates] == [
+        (0, "Passed"),
+        (1, "Passed"),
+        (2, "Passed"),
+        (3, "Passed"),
+    ]
+    assert titles.count("Promote") == 3 and "Hold and roll back" not in titles
+
+    # What the demo left is a real project: the replayed lock, the plan's history, the store.
+    lock = load_lock(workspace, "review-result")
+    original = load_lock(REPO_ROOT, "review-result")
+    assert [(str(r.version), r.prompt_class, r.schema_class, r.artifacts) for r in lock.releases] == [
+        (str(r.version), r.prompt_class, r.schema_class, r.artifacts) for r in original.releases
+    ]
+    plan = load_plan(workspace / PLAN, PLAN)
+    assert (plan.step, plan.weight, [t.by for t in plan.history]) == (3, 1.0, ["promptops-demo"] * 3)
+    with duckdb.connect(str(workspace / ".promptops/diagnostics.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT arm, count(*) FROM responses GROUP BY arm ORDER BY arm").fetchall()
+    assert sum(n for _, n in rows) == 39_000 and {arm for arm, _ in rows} == {"baseline", "candidate"}
+    code, out, _ = cli(workspace, "release", "verify", "--contract", "review-result")
+    assert code == 0, out
+
+
+def test_with_a_regression_the_canary_fails_and_the_rollout_is_held(cli: Cli, source: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    result = _demo(cli, source, workspace, "--regression")
+    gates = [s["gate"] for s in result["stages"] if s["title"].startswith("Gate step")]
+    assert [(g["step"], g["verdict"], g["reason"]) for g in gates] == [
+        (0, "Passed", None),
+        (1, "Failed", "SLO_BREACH"),
+    ]
+    assert _titles(result)[-1] == "Hold and roll back"
+    plan = load_plan(workspace / PLAN, PLAN)
+    assert (plan.step, plan.rolled_back, plan.weight) == (1, True, 0.0)
+    assert plan.history[-1].reason == "gate Failed at step 1: SLO_BREACH"
+
+
+def test_the_text_narrative_names_each_step_and_the_workspace(cli: Cli, source: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    code, out, err = cli(source, "demo", "--workspace", str(workspace), "--regression")
+    assert (code, err) == (0, "")
+    assert "== Cut 1.1.0" in out and "$ promptops release cut --contract review-result" in out
+    assert "Failed [SLO_BREACH]: The candidate's dropped finding rate is at least" in out
+    assert f"Workspace: {workspace}" in out
+
+
+def test_a_used_workspace_is_refused_with_one_line(cli: Cli, source: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("mine")
+    code, out, err = cli(source, "demo", "--workspace", str(workspace))
+    assert (code, out) == (3, "")
+    assert err == f"promptops: error: {workspace}: the demo workspace must be a new or empty directory\n"
+    assert (workspace / "notes.txt").read_text() == "mine"
+
+
+def test_outside_a_project_the_demo_says_where_to_run_it(cli: Cli, tmp_path: Path) -> None:
+    empty = tmp_path / "elsewhere"
+    (empty / "versions").mkdir(parents=True)
+    code, _, err = cli(empty, "demo", "--workspace", str(tmp_path / "ws"))
+    assert code == 3 and len(err.splitlines()) == 1
+    assert "run the demo from a promptops project" in err
+
+
+def test_examples_run_the_bundled_responses_through_the_parser(cli: Cli, source: Path) -> None:
+    code, out, _ = cli(source, "demo", "--examples", "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["contract"] == "review-result"
+    assert result["accepted"] + result["rejected"] == len(result["responses"]) > 5
+    assert {r["outcome"] for r in result["responses"]} == {"accepted", "rejected"}
