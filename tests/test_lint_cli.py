@@ -324,7 +324,14 @@ def test_bytecode_cache_gives_the_same_findings(project: Path, tmp_path: Path) -
     cache_dir.mkdir()
     _misspell_enum(project)
     cold = lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
-    assert len(list(cache_dir.iterdir())) == 3  # head and two partials compiled once and stored
+    compiled = sorted(p.name for p in cache_dir.iterdir() if p.name.startswith("__jinja2_"))
+    trees = sorted(p for p in cache_dir.iterdir() if p.name.startswith("promptops-tree-"))
+    assert (len(compiled), len(trees)) == (3, 1)  # head and two partials compiled; the head's tree parsed
     warm = lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
     assert warm == cold
     assert [f.code for f in warm.findings] == ["PO004"]
+    trees[0].write_bytes(b"not a pickle")  # a damaged entry is parsed again, never an error
+    assert lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir))) == cold
+    _edit(project, HEAD, "You are a senior software engineer", "You are a careful software engineer")
+    lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
+    assert len([p for p in cache_dir.iterdir() if p.name.startswith("promptops-tree-")]) == 2  # keyed by source

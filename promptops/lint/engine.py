@@ -84,9 +84,7 @@ def lint(
     }
     for name, versions in given.released.items():
         released[name] = {**released.get(name, {}), **versions}
-    merged = LintContext(
-        released=released, variables={**config.render_context, **given.variables}, locks=locks
-    )
+    merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
     run = _Run(root, config, merged, names, environment_factory(bytecode_cache))
     targets = paths or [root / TEMPLATES_DIR]
     files = expand(root, targets, run.contract_names)

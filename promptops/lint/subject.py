@@ -30,13 +30,13 @@ from jinja2 import (
     TemplateSyntaxError,
     Undefined,
     UndefinedError,
-    meta,
     nodes,
 )
 from jinja2.sandbox import SandboxedEnvironment
 
 from promptops.contract import VERSIONS_DIR, Contract
 from promptops.errors import VersionError
+from promptops.lint import trees
 from promptops.lint.model import Span
 from promptops.render import (
     PARTIALS_DIR,
@@ -197,11 +197,12 @@ def prepare(
     search, name = _loader_path(root, subject)
     env = environment(search)
     subject.environment = env
+    reads: frozenset[str] = frozenset()
     try:
         # Through the loader, so the bytecode cache (when the caller set one) spares recompiling.
         template = env.get_template(name)
         if subject.contract is not None and subject.kind in CONTRACT_KINDS:
-            subject.tree = env.parse(subject.source, subject.rel, str(subject.path))
+            subject.tree, reads = trees.parse(env, subject.source, subject.rel, str(subject.path))
     except TemplateSyntaxError as exc:
         subject.syntax_error = exc
         return
@@ -214,7 +215,7 @@ def prepare(
     )
     context = render_context(contract, subject.shape, SAMPLE_CHANGED_FILES, SAMPLE_DIFF, variables)
     subject.provided = frozenset(context) | frozenset(env.globals)
-    subject.undeclared = frozenset(meta.find_undeclared_variables(subject.tree)) - subject.provided
+    subject.undeclared = reads - subject.provided
     # Names the context lacks are PO008 findings already; bind them to lenient placeholders so the render,
     # and every rule that reads it, still runs.
     for name in subject.undeclared:
@@ -260,10 +261,14 @@ def _traced_render(
     starts: list[int] = []
     lines: list[int] = []
     offset = 0
+    # Template.get_corresponding_lineno re-parses the debug info on every call; map the lines once.
+    debug = template.debug_info
+    code_lines = [code for _, code in debug]
     try:
         for chunk in generator:
             frame = generator.gi_frame
-            line = template.get_corresponding_lineno(frame.f_lineno) if frame is not None else 1
+            at = bisect.bisect_right(code_lines, frame.f_lineno) if frame is not None else 0
+            line = debug[at - 1][0] if at else 1
             chunks.append(chunk)
             starts.append(offset)
             lines.append(line)

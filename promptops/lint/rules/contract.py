@@ -209,7 +209,6 @@ class PinnedVersions(Rule):
                 f"{lock_schema}; retargeting the schema needs a new prompt_version",
             )
 
-
     def _against_lock(
         self, subject: Subject, context: LintContext, prompt: PromptVersion, span: Span
     ) -> Iterator[Finding]:
