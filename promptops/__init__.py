@@ -8,8 +8,9 @@ the parser's msgspec/jsonschema machinery just because the package's ``__init__`
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from promptops._lazy import lazy_names
 
 if TYPE_CHECKING:
     from promptops.contract import Contract, list_contracts, load_contract
@@ -59,13 +60,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'promptops' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from promptops.reask import Message, ModelReply
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHANGED = ["src/api/users.py", "src/auth/login.py", "tests/test_login.py"]
@@ -45,3 +48,18 @@ class _Drop:
 
 
 DROP: Any = _Drop()  # pass as a field value to leave the field out
+
+
+class Script:
+    """A fake model answering from a script (an Exception entry is raised), recording what it was sent."""
+
+    def __init__(self, *answers: str | ModelReply | Exception) -> None:
+        self._answers = iter(answers)
+        self.calls: list[tuple[Message, ...]] = []
+
+    def __call__(self, messages: Sequence[Message]) -> ModelReply | str:
+        self.calls.append(tuple(messages))
+        answer = next(self._answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer

@@ -4,7 +4,7 @@ real: the repository's templates and contracts, the renderer and the parser."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from promptops import PolicyError, PromptVersion, SchemaVersion, load_contract
 from promptops.reask import Asker, MemorySink, Message, ModelReply, ReaskPolicy
 from promptops.render import Renderer
-from tests.helpers import REPO_ROOT, finding, response
+from tests.helpers import REPO_ROOT, Script, finding, response
 
 CHANGED = ["src/api/users.py", "src/auth/login.py"]
 VALID = json.dumps(
@@ -32,21 +32,6 @@ VALID = json.dumps(
     }
 )
 PROSE = "Sure! I found one problem: the query concatenates user_id."
-
-
-class Script:
-    """A fake model answering from a script, recording what it was sent."""
-
-    def __init__(self, *answers: str | ModelReply | Exception) -> None:
-        self._answers = iter(answers)
-        self.calls: list[tuple[Message, ...]] = []
-
-    def __call__(self, messages: Sequence[Message]) -> ModelReply | str:
-        self.calls.append(tuple(messages))
-        answer = next(self._answers)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
 
 
 def ticking_clock(start: datetime = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)) -> Iterator[datetime]:

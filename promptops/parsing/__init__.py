@@ -6,8 +6,9 @@ parser machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from promptops._lazy import lazy_names
 
 if TYPE_CHECKING:
     from promptops.parsing.diagnostics import Code, Diagnostic, ParseOutcome
@@ -26,10 +27,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["ChangedFiles", "Code", "Diagnostic", "ParseOutcome", "Parser", "normalize_repo_path"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)

@@ -17,8 +17,9 @@ cycle through) the cut machinery, which itself runs lint.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from promptops._lazy import lazy_names
 
 if TYPE_CHECKING:
     from promptops.release.artifacts import ArtifactProblem, FreezeError, check_artifacts, template_sources
@@ -84,13 +85,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'promptops.release' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 from promptops import PromptVersion, load_contract
-from promptops.reask import Asker, MemorySink, Message, ModelReply, TraceSink, TraceStep
+from promptops.reask import Asker, MemorySink, ModelReply, TraceSink, TraceStep
 from promptops.render import Renderer
-from tests.helpers import CHANGED, REPO_ROOT, finding, response
+from tests.helpers import CHANGED, REPO_ROOT, Script, finding, response
 
 START = datetime(2025, 5, 1, tzinfo=UTC)
 INVALID = "Sure! The query concatenates user_id."  # rejected: invalid_json
@@ -24,21 +24,6 @@ SHAPES = ("ok", "bad ok", "bad bad ok", "bad bad bad", "error", "bad error")
 def valid(prompt_version: str = "1.0.0") -> str:
     schema = "1.1" if prompt_version == "1.1.0" else "1.0"
     return json.dumps(response([finding(1)], prompt_version=prompt_version, schema_version=schema))
-
-
-class Script:
-    """A fake model answering from a script (an Exception entry is raised), recording what it was sent."""
-
-    def __init__(self, *answers: str | ModelReply | Exception) -> None:
-        self._answers = iter(answers)
-        self.calls: list[tuple[Message, ...]] = []
-
-    def __call__(self, messages: Sequence[Message]) -> ModelReply | str:
-        self.calls.append(tuple(messages))
-        answer = next(self._answers)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
 
 
 class Tee:

@@ -22,9 +22,9 @@ from promptops.store import ParserCache, RatesQuery, Recorder, Store, export_par
 from promptops.store.batch import BatchBuilder
 from promptops.store.ddl import LATEST_VERSION, MIGRATIONS, TABLE_COLUMNS
 from promptops.store.store import INSERT_DIAGNOSTICS, INSERT_RESPONSES
-from tests.helpers import CHANGED, REPO_ROOT, finding, response, text
+from tests.helpers import CHANGED, REPO_ROOT, Script, finding, response, text
 from tests.store.conftest import relative_to
-from tests.store.runs import INVALID, Script, drive, review_asker, ticking, valid
+from tests.store.runs import INVALID, drive, review_asker, ticking, valid
 
 TRACE_COLUMNS = ", ".join(name for name, _ in TABLE_COLUMNS["traces"])
 STEP_COLUMNS = (
