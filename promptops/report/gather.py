@@ -236,35 +236,37 @@ def _traffic(con: Any, contract: str, rollout_id: str | None) -> tuple[TrafficRo
     params: dict[str, Any] = {"contract": contract}
     if rollout_id is not None:
         params["rollout"] = rollout_id
-    keys = "rollout_id, arm, prompt_version, schema_version"
+    # One scan, grouped by the reject reason too (NULL for accepted responses), folded per slice below.
     rows = con.execute(
-        f"SELECT {keys}, count(*), count(*) FILTER (WHERE accepted), coalesce(sum(findings_seen), 0), "
-        "coalesce(sum(findings_dropped), 0), coalesce(sum(findings_coerced), 0), coalesce(sum(coercions), 0) "
-        f"FROM response_indicators WHERE {where} GROUP BY ALL ORDER BY ALL NULLS FIRST",
+        "SELECT rollout_id, arm, prompt_version, schema_version, reason, count(*), count(*) FILTER (WHERE accepted), "
+        "coalesce(sum(findings_seen), 0), coalesce(sum(findings_dropped), 0), coalesce(sum(findings_coerced), 0), "
+        f"coalesce(sum(coercions), 0) FROM response_indicators WHERE {where} GROUP BY ALL ORDER BY ALL NULLS FIRST",
         params,
     ).fetchall()
+    slices: dict[tuple[Any, ...], list[int]] = {}
     rejects: dict[tuple[Any, ...], dict[str, int]] = {}
-    for *key, reason, n in con.execute(
-        f"SELECT {keys}, reason, count(*) FROM response_indicators WHERE {where} AND reason IS NOT NULL "
-        "GROUP BY ALL ORDER BY ALL",
-        params,
-    ).fetchall():
-        rejects.setdefault(tuple(key), {})[str(reason)] = int(n)
+    for rollout, arm, prompt, schema, reason, *counts in rows:
+        key = (rollout, arm, prompt, schema)
+        totals = slices.setdefault(key, [0] * len(counts))
+        for i, count in enumerate(counts):
+            totals[i] += int(count)
+        if reason is not None:
+            rejects.setdefault(key, {})[str(reason)] = int(counts[0])
     return tuple(
         TrafficRow(
-            rollout=rollout,
-            arm=arm,
-            prompt_version=prompt,
-            schema_version=schema,
-            responses=int(n),
-            accepted=int(accepted),
-            findings_seen=int(seen),
-            findings_dropped=int(dropped),
-            findings_coerced=int(coerced),
-            coercions=int(coercions),
-            rejects=rejects.get((rollout, arm, prompt, schema), {}),
+            rollout=key[0],
+            arm=key[1],
+            prompt_version=key[2],
+            schema_version=key[3],
+            responses=n,
+            accepted=accepted,
+            findings_seen=seen,
+            findings_dropped=dropped,
+            findings_coerced=coerced,
+            coercions=coercions,
+            rejects=rejects.get(key, {}),
         )
-        for rollout, arm, prompt, schema, n, accepted, seen, dropped, coerced, coercions in rows
+        for key, (n, accepted, seen, dropped, coerced, coercions) in slices.items()
     )
 
 
