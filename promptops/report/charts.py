@@ -96,7 +96,7 @@ def rate_chart(
         tick = top * i / 4
         parts.append(_el("line", {"x1": _LEFT, "x2": _LEFT + inner_w, "y1": y(tick), "y2": y(tick), "class": "grid"}))
         parts.append(
-            _el("text", {"x": _LEFT - 6, "y": y(tick) + 4, "text_anchor": "end", "class": "tick"}, text=pct(tick, 1))
+            _el("text", {"x": _LEFT - 6, "y": y(tick) + 4, "text_anchor": "end", "class": "tick"}, text=_tick(tick))
         )
     if points:
         start = min(p.start for p in points)
@@ -277,6 +277,11 @@ def _nice_ceiling(value: float) -> float:
         if step * power >= value * (1 - 1e-9):
             return min(step * power, 1.0)
     return 1.0  # pragma: no cover - the loop always returns
+
+
+def _tick(rate: float) -> str:
+    """A percentage with no trailing zeros: 0%, 1.25%, 2.5%, 10%."""
+    return f"{rate * 100:.3f}".rstrip("0").rstrip(".") + "%"
 
 
 def _when(moment: datetime, bucket: str) -> str:

@@ -41,7 +41,6 @@ def render_html(report: ContractReport) -> str:
         summary=report.to_dict(),
         csp=CSP,
         rollouts=[_rollout_context(r) for r in report.rollouts],
-        colors=charts.COLORS,
     )
 
 
@@ -56,10 +55,10 @@ def _rollout_context(rollout: RolloutView) -> dict[str, Any]:
         for t in rollout.history
     ]
     gate_metrics = {m["metric"]: m for m in rollout.gate.get("metrics", [])}
+    window = rollout.gate.get("window", {}).get("responses", {})
     metrics = []
     for series in rollout.series:
         gate = gate_metrics.get(series.metric)
-        window = rollout.gate.get("window", {}).get("responses", {})
         needed = gate["n_needed"] if gate else None
         progress = []
         if needed is not None:
