@@ -7,11 +7,17 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically: readers see the old file or the new one, never a mix."""
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically: readers see the old file or the new one, never a mix.
+
+    The file is created owner-only (0600, as ``mkstemp`` makes it) unless ``mode`` says otherwise, e.g. 0o644
+    for a file another user's process reads (a node_exporter textfile).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        if mode is not None:
+            os.fchmod(handle, mode)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()

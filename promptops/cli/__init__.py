@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "ingest": "promptops.cli.ingest:ingest_command",
     "rates": "promptops.cli.rates:rates_command",
     "export": "promptops.cli.export:export_command",
+    "report": "promptops.cli.report:report_command",
 }
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import tempfile
 from collections import Counter
@@ -50,7 +49,7 @@ def demo(project: Project, workspace: Path | None, regression: bool, examples: b
 
     target = workspace if workspace is not None else Path(tempfile.mkdtemp(prefix="promptops-demo-"))
     stages = []
-    for stage in run(project.root, target, datetime.now(UTC), regression=regression, write_report=_report_writer()):
+    for stage in run(project.root, target, datetime.now(UTC), regression=regression):
         stages.append(stage)
         if output_format != "json":
             _print_stage(stage)
@@ -72,21 +71,6 @@ def _print_stage(stage: Any) -> None:
     click.echo(click.style(f"   $ {stage.command}", dim=True))
     for line in stage.lines:
         click.echo(f"   {line}")
-
-
-def _report_writer() -> Any:
-    """The dashboard writer for the demo (promptops.report), or None where the report package is absent."""
-    try:
-        report = importlib.import_module("promptops.report")
-    except ImportError:
-        return None
-    from promptops.contract import load_contract
-
-    def write(root: Path, con: Any, out_dir: Path, now: datetime) -> tuple[Path, ...]:
-        files = report.write_report(root, load_contract(root, "review-result"), con, out_dir, now=now)
-        return (files.html, files.json)
-
-    return write
 
 
 def _examples(project: Project, output_format: str) -> int:

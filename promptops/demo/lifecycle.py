@@ -22,6 +22,7 @@ from promptops.demo.workspace import CONTRACT, ROLLOUT, ReleaseStep, install, pr
 from promptops.files import write_atomic
 from promptops.lint import lint
 from promptops.release import CutRequest, plan_cut, write_release
+from promptops.report import write_report
 from promptops.rollout.gate import GateResult, Purpose, Verdict
 from promptops.rollout.plan import Plan, load_plan, plan_path
 from promptops.rollout.policies import RolloutPolicies
@@ -52,16 +53,13 @@ class Stage:
         return {"title": self.title, "command": self.command, "lines": list(self.lines), "ok": self.ok, **self.data}
 
 
-WriteReport = Callable[[Path, Any, Path, datetime], tuple[Path, ...]]
-
-
 def run(
-    source: Path, workspace: Path, now: datetime, *, regression: bool = False, write_report: WriteReport | None = None
+    source: Path, workspace: Path, now: datetime, *, regression: bool = False, dashboard: bool = True
 ) -> Iterator[Stage]:
     """The whole lifecycle in ``workspace`` (new or empty), from the project at ``source``, ending at ``now``.
 
     ``regression``: the candidate drops many more findings, so the canary gate fails, the rollout is held
-    and rolled back. ``write_report(root, connection, out_dir, now)`` writes the dashboard (None: skipped).
+    and rolled back. ``dashboard``: write the contract's report into ``reports/`` at the end.
     """
     history = prepare(source, workspace)
     relative = _relative_to(workspace)
@@ -94,15 +92,8 @@ def run(
         if moved is None:
             break
         plan = moved
-    if write_report is not None:
-        with Store.open(store_path, display=STORE, read_only=True) as store:
-            written = write_report(workspace, store.connection, workspace / REPORTS, now)
-        yield Stage(
-            "Dashboard",
-            f"promptops report --contract {CONTRACT} --out {REPORTS}/",
-            tuple(f"wrote {relative(path)}" for path in written),
-            {"dashboard": relative(written[0]), "files": [relative(path) for path in written]},
-        )
+    if dashboard:
+        yield _dashboard_stage(workspace, store_path, now)
 
 
 def _lint_stage(workspace: Path) -> Stage:
@@ -278,6 +269,25 @@ def _gate_stage(plan: Plan, result: GateResult, clock: datetime, source: str, pu
         tuple(lines),
         {"gate": result.to_dict(), "at": clock.isoformat()},
         ok=result.verdict in (Verdict.PASSED, Verdict.PASSED_WITH_WARNINGS),
+    )
+
+
+def _dashboard_stage(workspace: Path, store_path: Path, now: datetime) -> Stage:
+    with Store.open(store_path, display=STORE, read_only=True) as store:
+        files = write_report(workspace, _contract(workspace), store.connection, workspace / REPORTS, now=now)
+    lines = [f"wrote {_rel(workspace, files.html)} (open it in a browser, offline) and {_rel(workspace, files.json)}"]
+    for view in files.report.rollouts:
+        state = "rolled back" if view.rolled_back else f"candidate at {view.weight:.0%}"
+        lines.append(f"{view.rollout}: step {view.step} ({view.step_name}), {state}; latest gate {view.verdict}")
+    return Stage(
+        "Dashboard",
+        f"promptops report --contract {CONTRACT} --out {REPORTS}/",
+        tuple(lines),
+        {
+            "dashboard": _rel(workspace, files.html),
+            "files": [_rel(workspace, files.html), _rel(workspace, files.json)],
+            "rollouts": {view.rollout: view.verdict for view in files.report.rollouts},
+        },
     )
 
 

@@ -74,6 +74,14 @@ def test_the_demo_releases_and_promotes_to_full_traffic(cli: Cli, source: Path, 
         (3, "Passed"),
     ]
     assert titles.count("Promote") == 3 and "Hold and roll back" not in titles
+    assert titles[-1] == "Dashboard"
+    dashboard = stages["Dashboard"]
+    assert dashboard["dashboard"] == "reports/review-result.html"
+    assert dashboard["rollouts"] == {"review-1.1": "Passed"}
+    summary = json.loads((workspace / "reports/review-result.json").read_text())
+    [view] = summary["rollouts"]
+    assert (view["step_name"], view["weights"]["candidate"], view["rolled_back"]) == ("full", 1.0, False)
+    assert "review-1.1" in (workspace / dashboard["dashboard"]).read_text()
 
     # What the demo left is a real project: the replayed lock, the plan's history, the store.
     lock = load_lock(workspace, "review-result")
@@ -98,10 +106,17 @@ def test_with_a_regression_the_canary_fails_and_the_rollout_is_held(cli: Cli, so
         (0, "Passed", None),
         (1, "Failed", "SLO_BREACH"),
     ]
-    assert _titles(result)[-1] == "Hold and roll back"
+    assert _titles(result)[-2:] == ["Hold and roll back", "Dashboard"]
     plan = load_plan(workspace / PLAN, PLAN)
     assert (plan.step, plan.rolled_back, plan.weight) == (1, True, 0.0)
     assert plan.history[-1].reason == "gate Failed at step 1: SLO_BREACH"
+    # The dashboard shows the held rollout: rolled back at the canary, its gate failed and why.
+    summary = json.loads((workspace / "reports/review-result.json").read_text())
+    [view] = summary["rollouts"]
+    assert (view["step_name"], view["rolled_back"], view["gate"]["verdict"]) == ("canary", True, "Failed")
+    assert view["gate"]["reason"] == "SLO_BREACH"
+    page = (workspace / "reports/review-result.html").read_text()
+    assert "Failed" in page and "rolled back" in page.lower()
 
 
 def test_the_text_narrative_names_each_step_and_the_workspace(cli: Cli, source: Path, tmp_path: Path) -> None:
@@ -111,6 +126,8 @@ def test_the_text_narrative_names_each_step_and_the_workspace(cli: Cli, source: 
     assert "== Cut 1.1.0" in out and "$ promptops release cut --contract review-result" in out
     assert "Failed [SLO_BREACH]: The candidate's dropped finding rate is at least" in out
     assert f"Workspace: {workspace}" in out
+    assert f"Dashboard: {workspace / 'reports/review-result.html'}" in out
+    assert "review-1.1: step 1 (canary), rolled back; latest gate Failed" in out
 
 
 def test_a_used_workspace_is_refused_with_one_line(cli: Cli, source: Path, tmp_path: Path) -> None:

@@ -1,0 +1,48 @@
+"""Dashboards and exports of a contract's rollouts and diagnostics (README "Dashboard and exports").
+
+``write_report`` writes one self-contained HTML page (inline SVG charts, no script, a strict
+Content-Security-Policy) and its JSON summary; ``write_prom`` writes a Prometheus textfile. Modules, one concept
+each: ``model`` (what a report holds), ``gather`` (plans, gates and store queries), ``charts`` (SVG), ``html``
+(the page), ``prom`` (the exposition format), ``write`` (atomic files). The library never reads the
+environment or the clock, prints or exits: the store connection and the time come in as values.
+
+Names load lazily, so the Prometheus path never imports Jinja.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from promptops._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from promptops.report.gather import ReportError, gather_report
+    from promptops.report.html import render_html
+    from promptops.report.model import ContractReport
+    from promptops.report.prom import render_prom
+    from promptops.report.write import ReportFiles, write_prom, write_report
+
+_EXPORTS: dict[str, str] = {
+    "ReportError": "promptops.report.gather",
+    "gather_report": "promptops.report.gather",
+    "render_html": "promptops.report.html",
+    "ContractReport": "promptops.report.model",
+    "render_prom": "promptops.report.prom",
+    "ReportFiles": "promptops.report.write",
+    "write_prom": "promptops.report.write",
+    "write_report": "promptops.report.write",
+}
+
+__all__ = [
+    "ContractReport",
+    "ReportError",
+    "ReportFiles",
+    "gather_report",
+    "render_html",
+    "render_prom",
+    "write_prom",
+    "write_report",
+]
+
+
+__getattr__ = lazy_names(__name__, _EXPORTS)

@@ -1,0 +1,336 @@
+"""Gathering a report: the plans under ``rollout/<contract>/``, their gates, and aggregates from the store.
+
+Every store query reads the rate views (``response_indicators``, ``diagnostic_facts``), so a DuckDB file and a
+Parquet export give the same report, and every query groups or limits in SQL: what comes back to Python is
+bounded by the number of buckets, slices and examples, never by the number of responses. The gate itself is
+``promptops.rollout.session.run_gate`` (purpose monitor), not a copy of its statistics.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from promptops.contract import Contract
+from promptops.errors import PromptopsError
+from promptops.report.model import (
+    ArmSummary,
+    ContractReport,
+    Count,
+    Example,
+    MetricSeries,
+    Point,
+    RolloutView,
+    TrafficRow,
+)
+from promptops.rollout.gate import ARMS, Purpose
+from promptops.rollout.plan import ROLLOUT_DIR, Plan, load_plan, plan_path
+from promptops.rollout.session import run_gate
+from promptops.rollout.sizing import plan_needs
+from promptops.rollout.stats import wilson, z_one_sided
+
+# Plan metric -> response_indicators column: the gate's own mapping (promptops.rollout.gate), which is private
+# there; tests check both stay equal.
+INDICATORS: dict[str, str] = {
+    "dropped_finding": "any_drop",
+    "incompatible_version": "incompatible_version",
+    "coercion": "any_coercion",
+    "rejected": "rejected",
+    "all_findings_dropped": "all_findings_dropped",
+}
+TOP = 5  # reasons and fields listed per arm
+EXAMPLES = 12  # recent drops and rejections shown
+TRAFFIC_ROWS = 200  # version slices shown; a noisy model can declare many versions
+TEXT_LIMIT = 300  # characters kept of a model-controlled string (message, path, finding id)
+_ROLLOUT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# Bucket widths for charts, smallest first, with the longest span each is used for (at most ~100-200 points).
+_BUCKETS = (("hour", timedelta(days=3)), ("day", timedelta(days=180)), ("week", timedelta(days=4 * 366)))
+
+
+class ReportError(PromptopsError):
+    """A report that cannot be built: a plan in the wrong place, an unknown rollout, a lock without schemas."""
+
+
+def gather_report(
+    root: Path,
+    contract: Contract,
+    con: Any | None,
+    now: datetime,
+    *,
+    rollout_id: str | None = None,
+    detail: bool = True,
+) -> ContractReport:
+    """Everything the report shows for ``contract`` at ``now``; ``con`` is the store (None: no store yet).
+
+    ``detail=False`` skips what only the HTML page needs (time series, examples, release history and the
+    compatibility matrix): the Prometheus export needs counters and gates only.
+    """
+    plans = list_plans(root, contract.name, rollout_id)
+    rollouts = tuple(_rollout(root, plan, contract, con, now, detail) for plan in plans)
+    notes: list[str] = []
+    traffic: tuple[TrafficRow, ...] = ()
+    examples: tuple[Example, ...] = ()
+    if con is not None:
+        traffic = _traffic(con, contract.name, rollout_id)
+        if detail and len(traffic) > TRAFFIC_ROWS:
+            notes.append(f"traffic: the {TRAFFIC_ROWS} largest of {len(traffic):,} version slices are shown")
+            traffic = tuple(sorted(traffic, key=lambda t: -t.responses)[:TRAFFIC_ROWS])
+        if detail:
+            examples = _examples(con, contract.name, rollout_id)
+    releases: tuple[dict[str, Any], ...] = ()
+    matrix = None
+    if detail:
+        releases, matrix = _releases(root, contract)
+    return ContractReport(
+        contract=contract.name,
+        now=now,
+        rollout_filter=rollout_id,
+        has_store=con is not None,
+        rollouts=rollouts,
+        traffic=traffic,
+        examples=examples,
+        releases=releases,
+        matrix=matrix,
+        notes=tuple(notes),
+    )
+
+
+def list_plans(root: Path, contract: str, rollout_id: str | None) -> list[Plan]:
+    """The plans of ``contract`` (``rollout/<contract>/*.yaml``, by rollout id), or just ``rollout_id``'s."""
+    if rollout_id is not None:
+        if not _ROLLOUT_ID.match(rollout_id):
+            raise ReportError(f"--rollout {rollout_id!r}: a rollout id is letters, digits, '.', '_' and '-'")
+        paths = [plan_path(root, contract, rollout_id)]
+    else:
+        directory = root / ROLLOUT_DIR / contract
+        paths = sorted(directory.glob("*.yaml"), key=lambda p: p.stem) if directory.is_dir() else []
+    plans = []
+    for path in paths:
+        plan = load_plan(path, f"{ROLLOUT_DIR}/{contract}/{path.name}")
+        if plan.contract != contract:
+            raise ReportError(
+                f"{plan.source}: contract: is {plan.contract!r} but the plan is under {ROLLOUT_DIR}/{contract}/"
+            )
+        plans.append(plan)
+    return plans
+
+
+def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime, detail: bool) -> RolloutView:
+    held_at = plan.history[-1].at if plan.rolled_back else None
+    if held_at is None:
+        gate = run_gate(root, plan, contract, con, now, Purpose.MONITOR)
+    else:
+        # After a rollback the step's window restarts empty; what a reader needs is the gate that held it:
+        # the step as it stood, judged at the moment of the rollback.
+        gate = run_gate(root, replace(plan, history=plan.history[:-1]), contract, con, held_at, Purpose.MONITOR)
+    needs = plan_needs(plan)
+    steps = tuple(
+        {
+            "index": need.index,
+            "name": need.name,
+            "weight": need.weight,
+            "min_responses": need.min_responses,
+            "min_duration_seconds": need.min_duration_seconds,
+            "candidate_needed": need.candidate_needed,
+            "baseline_needed": need.baseline_needed,
+        }
+        for need in needs
+    )
+    history = tuple(
+        {
+            "at": t.at.isoformat(),
+            "by": t.by,
+            "action": t.action,
+            "from_step": t.from_step,
+            "to_step": t.to_step,
+            "verdict": t.verdict,
+            "reason": t.reason,
+            "forced": t.forced,
+        }
+        for t in plan.history
+    )
+    bucket, series = "day", tuple(MetricSeries(s.metric, s.severity, s.slo, s.margin, {}) for s in plan.slos)
+    arms: dict[str, ArmSummary] = {}
+    if con is not None:
+        arms = _arm_summaries(con, plan)
+        if detail:
+            bucket, series = _series(con, plan)
+    return RolloutView(
+        rollout=plan.rollout_id,
+        plan=plan.source,
+        baseline=plan.baseline.to_dict(),
+        candidate=plan.candidate.to_dict(),
+        step=plan.step,
+        step_name=plan.steps[plan.step].name,
+        weight=plan.weight,
+        rolled_back=plan.rolled_back,
+        held_at=held_at,
+        alpha=plan.alpha,
+        steps=steps,
+        history=history,
+        gate=gate.to_dict(),
+        bucket=bucket,
+        series=series,
+        arms=arms,
+    )
+
+
+def _bucket(span: timedelta) -> str:
+    for name, longest in _BUCKETS:
+        if span <= longest:
+            return name
+    return "month"
+
+
+def _series(con: Any, plan: Plan) -> tuple[str, tuple[MetricSeries, ...]]:
+    """Per metric of the plan and arm, the rate per bucket with one-sided Wilson bounds at the plan's alpha."""
+    where = "contract = $contract AND rollout_id = $rollout AND arm IN ('baseline', 'candidate')"
+    params = {"contract": plan.contract, "rollout": plan.rollout_id}
+    first, last = con.execute(f"SELECT min(ts), max(ts) FROM response_indicators WHERE {where}", params).fetchone()
+    bucket = "day" if first is None else _bucket(last - first)
+    metrics = [slo.metric for slo in plan.slos]
+    counts = ", ".join(f"count(*) FILTER (WHERE {INDICATORS[m]})" for m in metrics)
+    rows = con.execute(
+        f"SELECT date_trunc('{bucket}', ts) AS bucket, arm, count(*), {counts} FROM response_indicators "
+        f"WHERE {where} GROUP BY ALL ORDER BY bucket, arm",
+        params,
+    ).fetchall()
+    z = z_one_sided(plan.alpha)
+    points: dict[str, dict[str, list[Point]]] = {m: {arm: [] for arm in ARMS} for m in metrics}
+    for start, arm, n, *hits in rows:
+        moment = _utc(start)
+        for metric, x in zip(metrics, hits, strict=True):
+            interval = wilson(int(x), int(n), z)
+            points[metric][arm].append(Point(moment, int(n), int(x), interval.low, interval.high))
+    series = tuple(
+        MetricSeries(
+            slo.metric,
+            slo.severity,
+            slo.slo,
+            slo.margin,
+            {arm: tuple(found) for arm, found in points[slo.metric].items() if found},
+        )
+        for slo in plan.slos
+    )
+    return bucket, series
+
+
+def _arm_summaries(con: Any, plan: Plan) -> dict[str, ArmSummary]:
+    """Per arm of the rollout (all steps): responses, accepted, and the top drop, coercion and reject reasons."""
+    from promptops.store.metrics import RatesQuery, rates
+
+    report = rates(con, RatesQuery(plan.contract, by=("arm",), rollout_id=plan.rollout_id, top=TOP))
+    summaries = {}
+    for group in report.groups:
+        arm = group.key["arm"]
+        if arm not in ARMS:
+            continue
+        summaries[arm] = ArmSummary(
+            responses=group.responses,
+            accepted=group.accepted,
+            top_drop_reasons=tuple(Count(label, n) for label, n in group.top_drop_reasons),
+            top_coerced_fields=tuple(Count(label, n) for label, n in group.top_coerced_fields),
+            top_reject_reasons=tuple(Count(label, n) for label, n in group.top_reject_reasons),
+        )
+    return {arm: summaries[arm] for arm in ARMS if arm in summaries}
+
+
+def _traffic(con: Any, contract: str, rollout_id: str | None) -> tuple[TrafficRow, ...]:
+    """The contract's responses per rollout, arm and declared versions, with finding counts and reject reasons."""
+    where = "contract = $contract" + (" AND rollout_id = $rollout" if rollout_id is not None else "")
+    params: dict[str, Any] = {"contract": contract}
+    if rollout_id is not None:
+        params["rollout"] = rollout_id
+    # One scan, grouped by the reject reason too (NULL for accepted responses), folded per slice below.
+    rows = con.execute(
+        "SELECT rollout_id, arm, prompt_version, schema_version, reason, count(*), count(*) FILTER (WHERE accepted), "
+        "coalesce(sum(findings_seen), 0), coalesce(sum(findings_dropped), 0), coalesce(sum(findings_coerced), 0), "
+        f"coalesce(sum(coercions), 0) FROM response_indicators WHERE {where} GROUP BY ALL ORDER BY ALL NULLS FIRST",
+        params,
+    ).fetchall()
+    slices: dict[tuple[Any, ...], list[int]] = {}
+    rejects: dict[tuple[Any, ...], dict[str, int]] = {}
+    for rollout, arm, prompt, schema, reason, *counts in rows:
+        key = (rollout, arm, prompt, schema)
+        totals = slices.setdefault(key, [0] * len(counts))
+        for i, count in enumerate(counts):
+            totals[i] += int(count)
+        if reason is not None:
+            rejects.setdefault(key, {})[str(reason)] = int(counts[0])
+    return tuple(
+        TrafficRow(
+            rollout=key[0],
+            arm=key[1],
+            prompt_version=key[2],
+            schema_version=key[3],
+            responses=n,
+            accepted=accepted,
+            findings_seen=seen,
+            findings_dropped=dropped,
+            findings_coerced=coerced,
+            coercions=coercions,
+            rejects=rejects.get(key, {}),
+        )
+        for key, (n, accepted, seen, dropped, coerced, coercions) in slices.items()
+    )
+
+
+def _clip(column: str) -> str:
+    """SQL for ``column`` cut to TEXT_LIMIT characters (with an ellipsis), so a huge model string stays small."""
+    return f"CASE WHEN length({column}) > {TEXT_LIMIT} THEN left({column}, {TEXT_LIMIT - 1}) || '…' ELSE {column} END"
+
+
+def _examples(con: Any, contract: str, rollout_id: str | None) -> tuple[Example, ...]:
+    where = "contract = $contract AND kind IN ('drop', 'reject')"
+    params: dict[str, Any] = {"contract": contract, "limit": EXAMPLES}
+    if rollout_id is not None:
+        where += " AND rollout_id = $rollout"
+        params["rollout"] = rollout_id
+    rows = con.execute(
+        f"SELECT ts, kind, code, {_clip('path')}, {_clip('finding_id')}, {_clip('message')}, "
+        f"{_clip('response_id')}, rollout_id, arm FROM diagnostic_facts WHERE {where} "
+        "ORDER BY ts DESC, response_id, seq LIMIT $limit",
+        params,
+    ).fetchall()
+    return tuple(
+        Example(_utc(ts), str(kind), str(code), path, finding, str(message), str(response), rollout, arm)
+        for ts, kind, code, path, finding, message, response, rollout, arm in rows
+    )
+
+
+def _releases(root: Path, contract: Contract) -> tuple[tuple[dict[str, Any], ...], dict[str, Any] | None]:
+    """The release history (oldest first) and the compatibility matrix of its schemas as parser floors."""
+    from promptops.release.lock import load_lock
+    from promptops.release.matrix import compat_matrix
+
+    lock = load_lock(root, contract.name)
+    history = tuple(
+        {
+            "version": str(r.version),
+            "schema_version": str(r.schema_version),
+            "class": r.prompt_class,
+            "schema_class": r.schema_class,
+            "date": r.date,
+            "status": r.status,
+            "note": r.note,
+        }
+        for r in lock.releases
+    )
+    if not lock.releases:
+        return history, None
+    schemas = {version: shape.schema for version, shape in contract.shapes.items()}
+    missing = sorted({r.schema_version for r in lock.releases} - set(schemas))
+    if missing:
+        raise ReportError(f"{lock.source}: released schema {missing[0]} has no schema file in {contract.directory}")
+    matrix = compat_matrix(lock, schemas, contract.default_policy.schema_floor)
+    return history, matrix.to_json()
+
+
+def _utc(moment: datetime | date) -> datetime:
+    """The store keeps naive UTC times (a bucket of days may come back as a date)."""
+    if not isinstance(moment, datetime):
+        moment = datetime(moment.year, moment.month, moment.day)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

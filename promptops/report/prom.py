@@ -1,0 +1,144 @@
+"""The report as Prometheus text exposition (format 0.0.4), for node_exporter's textfile collector.
+
+Counters come from the store (they only grow as responses are ingested): responses by outcome, rejections by
+reason, findings kept and dropped, findings coerced and coercions, per contract, rollout, arm and the versions
+the responses declared. Gauges describe each rollout's latest gate (purpose monitor): the verdict as a
+labelled 0/1 gauge plus the exit code, step, weight, and per metric the rates and one-sided Wilson bounds of
+both arms, the SLO and the responses needed. Every family has ``# HELP`` and ``# TYPE`` lines; label values
+are escaped as the format requires (versions declared by a model are model text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from promptops.report.model import ContractReport, TrafficRow
+
+_VERDICTS = ("Passed", "PassedWithWarnings", "Failed", "Escalate", "Skipped")
+_STATUSES = ("pass", "fail", "inconclusive", "warn")
+_SLICE = ("contract", "rollout", "arm", "prompt_version", "schema_version")
+
+Labels = tuple[tuple[str, str], ...]
+
+
+@dataclass
+class _Family:
+    name: str
+    kind: str  # counter or gauge
+    help: str
+    samples: dict[Labels, float | int] = field(default_factory=dict)
+
+    def add(self, labels: Iterable[tuple[str, str | None]], value: float | int | None) -> None:
+        if value is None:
+            return  # no estimate (no responses): leave the series out rather than write NaN
+        key = tuple((name, "" if text is None else str(text)) for name, text in labels)
+        # Slices that differ only by NULL vs "" become one series: add them up (a repeated series is invalid).
+        self.samples[key] = (self.samples.get(key, 0) + value) if self.kind == "counter" else value
+
+    def lines(self) -> list[str]:
+        out = [f"# HELP {self.name} {_help(self.help)}", f"# TYPE {self.name} {self.kind}"]
+        for labels, value in sorted(self.samples.items()):
+            inner = ",".join(f'{name}="{_label(text)}"' for name, text in labels)
+            out.append(f"{self.name}{{{inner}}} {_number(value)}")
+        return out
+
+
+def render_prom(report: ContractReport) -> str:
+    """The exposition text of ``report`` (ends with a newline, as the textfile collector expects)."""
+    families = _counters(report.contract, report.traffic) + _gauges(report)
+    timestamp = _Family(
+        "promptops_report_timestamp_seconds", "gauge", "When the report was generated (its --now), Unix time."
+    )
+    timestamp.add((("contract", report.contract),), report.now.timestamp())
+    families.append(timestamp)
+    lines = [line for family in families if family.samples for line in family.lines()]
+    return "\n".join(lines) + "\n"
+
+
+def _counters(contract: str, traffic: Iterable[TrafficRow]) -> list[_Family]:
+    responses = _Family("promptops_responses_total", "counter", "Responses stored, by outcome (accepted, rejected).")
+    rejections = _Family("promptops_rejections_total", "counter", "Rejected responses, by reject reason.")
+    findings = _Family(
+        "promptops_findings_total", "counter", "Findings the responses held, by outcome (kept, dropped)."
+    )
+    coerced = _Family(
+        "promptops_findings_coerced_total", "counter", "Kept findings with at least one coercion applied."
+    )
+    coercions = _Family("promptops_coercions_total", "counter", "Coercion diagnostics (top-level fields included).")
+    for row in traffic:
+        labels = list(
+            zip(_SLICE, (contract, row.rollout, row.arm, row.prompt_version, row.schema_version), strict=True)
+        )
+        responses.add([*labels, ("outcome", "accepted")], row.accepted)
+        responses.add([*labels, ("outcome", "rejected")], row.rejected)
+        for reason, count in row.rejects.items():
+            rejections.add([*labels, ("reason", reason)], count)
+        findings.add([*labels, ("outcome", "kept")], row.findings_seen - row.findings_dropped)
+        findings.add([*labels, ("outcome", "dropped")], row.findings_dropped)
+        coerced.add(labels, row.findings_coerced)
+        coercions.add(labels, row.coercions)
+    return [responses, rejections, findings, coerced, coercions]
+
+
+def _gauges(report: ContractReport) -> list[_Family]:
+    verdict = _Family(
+        "promptops_gate_verdict", "gauge", "Latest gate verdict of the rollout (1 for the current verdict, else 0)."
+    )
+    exit_code = _Family(
+        "promptops_gate_exit_code", "gauge", "Exit code of the latest gate (seed 003: 0 pass or warn, 2 fail or hold)."
+    )
+    step = _Family("promptops_rollout_step", "gauge", "Index of the rollout's current step (0 is the first).")
+    weight = _Family("promptops_rollout_candidate_weight", "gauge", "Share of units the candidate serves now (0 to 1).")
+    window = _Family("promptops_gate_window_responses", "gauge", "Responses per arm in the current step's window.")
+    rate = _Family(
+        "promptops_gate_metric_rate", "gauge", "Rate of the metric's indicator per arm in the step's window."
+    )
+    lower = _Family(
+        "promptops_gate_metric_rate_lower", "gauge", "One-sided Wilson lower bound of the rate at the plan's alpha."
+    )
+    upper = _Family(
+        "promptops_gate_metric_rate_upper", "gauge", "One-sided Wilson upper bound of the rate at the plan's alpha."
+    )
+    slo = _Family("promptops_gate_metric_slo", "gauge", "The metric's SLO: the highest acceptable rate.")
+    needed = _Family(
+        "promptops_gate_metric_responses_needed", "gauge", "Candidate responses needed to judge the metric's SLO."
+    )
+    status = _Family(
+        "promptops_gate_metric_status", "gauge", "The metric's status in the latest gate (1 for the current, else 0)."
+    )
+    for rollout in report.rollouts:
+        gate = rollout.gate
+        base = [("contract", report.contract), ("rollout", rollout.rollout)]
+        for name in _VERDICTS:
+            verdict.add([*base, ("verdict", name)], int(gate["verdict"] == name))
+        exit_code.add(base, gate["exit_code"])
+        step.add(base, rollout.step)
+        weight.add(base, rollout.weight)
+        for arm, n in gate.get("window", {}).get("responses", {}).items():
+            window.add([*base, ("arm", arm)], n)
+        for metric in gate.get("metrics", []):
+            labels = [*base, ("metric", metric["metric"])]
+            slo.add(labels, metric["slo"])
+            needed.add(labels, metric["n_needed"])
+            for name in _STATUSES:
+                status.add([*labels, ("status", name)], int(metric["status"] == name))
+            for arm, estimate in metric["arms"].items():
+                rate.add([*labels, ("arm", arm)], estimate["rate"])
+                lower.add([*labels, ("arm", arm)], estimate["lower"])
+                upper.add([*labels, ("arm", arm)], estimate["upper"])
+    return [verdict, exit_code, step, weight, window, rate, lower, upper, slo, needed, status]
+
+
+def _label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _number(value: float | int) -> str:
+    if isinstance(value, int):  # bool included
+        return str(int(value))
+    return repr(float(value))
