@@ -139,19 +139,7 @@ def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: d
         }
         for need in needs
     )
-    history = tuple(
-        {
-            "at": t.at.isoformat(),
-            "by": t.by,
-            "action": t.action,
-            "from_step": t.from_step,
-            "to_step": t.to_step,
-            "verdict": t.verdict,
-            "reason": t.reason,
-            "forced": t.forced,
-        }
-        for t in plan.history
-    )
+    history = tuple(t.to_dict() for t in plan.history)
     bucket, series = "day", tuple(MetricSeries(s.metric, s.severity, s.slo, s.margin, {}) for s in plan.slos)
     arms: dict[str, ArmSummary] = {}
     if con is not None:

@@ -75,6 +75,18 @@ class Transition:
     reason: str
     forced: bool = False
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at.isoformat(),
+            "by": self.by,
+            "action": self.action,
+            "from_step": self.from_step,
+            "to_step": self.to_step,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "forced": self.forced,
+        }
+
 
 @dataclass(frozen=True)
 class Plan:

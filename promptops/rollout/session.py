@@ -115,19 +115,7 @@ class Status:
             "sentence": self.gate.sentence,
             "still_needed": {"responses": self.needed, "seconds": self.time_left_seconds},
             "legacy": self.legacy_note,
-            "history": [
-                {
-                    "at": t.at.isoformat(),
-                    "by": t.by,
-                    "action": t.action,
-                    "from_step": t.from_step,
-                    "to_step": t.to_step,
-                    "verdict": t.verdict,
-                    "reason": t.reason,
-                    "forced": t.forced,
-                }
-                for t in plan.history
-            ],
+            "history": [t.to_dict() for t in plan.history],
         }
 
 
