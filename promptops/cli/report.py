@@ -13,8 +13,13 @@ import click
 
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.cli.rollout import _connection, _now
-from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.cli.store_options import (
+    lock_timeout_option,
+    parse_now,
+    read_connection,
+    store_location,
+    store_option,
+)
 from promptops.errors import PromptopsError
 
 
@@ -60,9 +65,9 @@ def report_command(
     from promptops.report.write import write_prom, write_report  # the report package loads only here
 
     contract = project.contract(contract_name)
-    now = _now(now_text)
+    now = parse_now(now_text)
     _, display = store_location(project, store_path)
-    with _connection(project, store_path, lock_timeout) as con:
+    with read_connection(project, store_path, lock_timeout) as con:
         try:
             if output_format == "prom":
                 prom, report = write_prom(project.root, contract, con, out_dir, now=now, rollout_id=rollout_id)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,7 +12,7 @@ import click
 
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
 from promptops.files import write_atomic
 from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, Purpose
@@ -120,35 +119,6 @@ def _store_options(function: F) -> F:
     )(function)
 
 
-@contextmanager
-def _connection(project: Project, store_path: Path | None, lock_timeout: float) -> Iterator[Any]:
-    """The store's connection, or None when no store exists yet (nothing ingested: no data, not an error)."""
-    from promptops.store import Store, open_parquet  # DuckDB loads only for commands that read the store
-
-    path, display = store_location(project, store_path)
-    if path.is_dir():
-        con = open_parquet(path, display=display)
-        try:
-            yield con
-        finally:
-            con.close()
-    elif not path.exists():
-        yield None
-    else:
-        with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
-            yield store.connection
-
-
-def _now(text: str | None) -> datetime:
-    if text is None:
-        return datetime.now(UTC)
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 time", param_hint="--now") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def _who(by: str | None) -> str:
     """Who acts: --by, else git's user.name, else the login name (read here, in the adapter)."""
     if by:
@@ -223,13 +193,13 @@ def gate_command(
     if step is not None:
         plan = plan_at_step(plan, step)
     contract = project.contract(plan.contract, check_schemas=False)
-    with _connection(project, store_path, lock_timeout) as con:
+    with read_connection(project, store_path, lock_timeout) as con:
         result = run_gate(
             project.root,
             plan,
             contract,
             con,
-            _now(now_text),
+            parse_now(now_text),
             Purpose(purpose),
             strict_warnings=strict_warnings,
             strict_artifacts=strict_artifacts,
@@ -253,8 +223,10 @@ def status_command(
 ) -> int:
     """Where PLAN_FILE stands: step, weights, the latest verdict and what is still needed."""
     plan = read_plan(project, plan_file)
-    with _connection(project, store_path, lock_timeout) as con:
-        report = status(project.root, plan, project.contract(plan.contract, check_schemas=False), con, _now(now_text))
+    with read_connection(project, store_path, lock_timeout) as con:
+        report = status(
+            project.root, plan, project.contract(plan.contract, check_schemas=False), con, parse_now(now_text)
+        )
     if output_format == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
         return exits.OK
@@ -308,8 +280,8 @@ def promote_command(
     if force and not (reason and reason.strip()):
         raise click.UsageError("--force needs --reason: an override is recorded with why")
     plan = read_plan(project, plan_file)
-    now = _now(now_text)
-    with _connection(project, store_path, lock_timeout) as con:
+    now = parse_now(now_text)
+    with read_connection(project, store_path, lock_timeout) as con:
         result = run_gate(
             project.root, plan, project.contract(plan.contract, check_schemas=False), con, now, Purpose.PROMOTE
         )
@@ -345,7 +317,7 @@ def rollback_command(
     project: Project, plan_file: Path, reason: str, by: str | None, now_text: str | None, output_format: str
 ) -> int:
     """Send every unit of PLAN_FILE back to the baseline (candidate weight 0), keeping the step."""
-    plan = rollback(plan_file, read_plan(project, plan_file), by=_who(by), now=_now(now_text), reason=reason)
+    plan = rollback(plan_file, read_plan(project, plan_file), by=_who(by), now=parse_now(now_text), reason=reason)
     if output_format == "json":
         click.echo(json.dumps({"rollout": plan.rollout_id, "step": plan.step, "weight": plan.weight}, indent=2))
     else:
@@ -403,7 +375,7 @@ def simulate_command(
     truncation, malformed JSON) occur at each arm's profile rates. Feed the log to ``promptops ingest``.
     """
     plan = read_plan(project, plan_file)
-    start = _now(start_text)
+    start = parse_now(start_text)
     from promptops import simulate as sim  # the simulator (and rstr) load only for this command
 
     profiles = {"baseline": sim.BASELINE, "candidate": sim.CANDIDATE, "regression": sim.REGRESSION}

@@ -1,8 +1,11 @@
-"""Options shared by the diagnostics store commands (ingest, rates, export)."""
+"""Options shared by the commands that read or write the diagnostics store (ingest, rates, export, rollout,
+report), and the store connection and --now time they resolve to."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,3 +43,33 @@ def store_location(project: Project, store_path: Path | None) -> tuple[Path, str
     """The store's path and its repo-relative display form."""
     path = store_path if store_path is not None else project.root / DEFAULT_STORE
     return path, project.relative(path)
+
+
+@contextmanager
+def read_connection(project: Project, store_path: Path | None, lock_timeout: float) -> Iterator[Any]:
+    """The store's connection, or None when no store exists yet (nothing ingested: no data, not an error)."""
+    from promptops.store import Store, open_parquet  # DuckDB loads only for commands that read the store
+
+    path, display = store_location(project, store_path)
+    if path.is_dir():
+        con = open_parquet(path, display=display)
+        try:
+            yield con
+        finally:
+            con.close()
+    elif not path.exists():
+        yield None
+    else:
+        with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
+            yield store.connection
+
+
+def parse_now(text: str | None) -> datetime:
+    """The --now option: an ISO 8601 time (UTC when no zone is given), or the current time."""
+    if text is None:
+        return datetime.now(UTC)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not an ISO 8601 time", param_hint="--now") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
