@@ -1,8 +1,8 @@
 """The report in a real browser: headless Chromium, driven over the DevTools protocol by Playwright.
 
-Uses the system's Chromium (``/usr/bin/chromium`` on Debian; ``.ci/run`` installs it when missing), never a
-downloaded one. Skips only when no Chromium can be found. A screenshot is kept under the test's temporary
-directory and, when ``PROMPTOPS_ARTIFACTS`` names a directory, copied there.
+Uses the system's Chromium (``/usr/bin/chromium`` on Debian; the ``chromium`` fixture installs Debian's package
+when it is missing), never a downloaded one. Skips only when no Chromium can be found or installed. A screenshot
+is kept under the test's temporary directory and, when ``PROMPTOPS_ARTIFACTS`` names a directory, copied there.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ _DRAWN = """() => Array.from(document.querySelectorAll('svg')).map(svg => {
 })"""
 
 
-def _chromium() -> str | None:
+def _on_path() -> str | None:
     for name in ("chromium", "chromium-browser"):
         found = shutil.which(name)
         if found:
@@ -46,13 +47,27 @@ def _chromium() -> str | None:
     return None
 
 
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The system Chromium. When it is missing, Debian's package is installed first (as root, with apt-get, as on
+    CI's fresh machine); the test skips, saying why, only when that cannot be done."""
+    found = _on_path()
+    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
+        quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+            done = subprocess.run(command, env=quiet, stdin=subprocess.DEVNULL, capture_output=True, timeout=900)
+            if done.returncode != 0:
+                print(f"{' '.join(command)} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
+                break
+        found = _on_path()
+    if found is None:
+        pytest.skip("no chromium on PATH, and Debian's package could not be installed (needs root and apt-get)")
+    return found
+
+
 def test_the_report_renders_offline_with_every_chart_drawn_and_no_payload_run(
-    cli: Cli, report_project: Path, tmp_path: Path
+    cli: Cli, report_project: Path, tmp_path: Path, chromium: str
 ) -> None:
-    chromium = _chromium()
-    if chromium is None:
-        print("no chromium on PATH (.ci/run installs Debian's chromium): skipping the browser test")
-        pytest.skip("chromium not found")
     out = report_project / "reports"
     code, _, err = cli(
         report_project, "report", "--contract", CONTRACT, "--store", str(report_project / STORE),
