@@ -23,22 +23,9 @@ typedef struct {
 
 typedef struct {
     int is_object;
-    int expect_key;
     int first_key;           /* index of the frame's first key in the shared key stack */
     unsigned long long seen; /* one bit per key hash: most objects never need a key comparison */
 } Frame;
-
-/* Bytes that end a run inside a string, and bytes that matter between strings. */
-static unsigned char string_stop[256];
-static unsigned char structural[256];
-
-static void
-init_tables(void)
-{
-    string_stop['"'] = string_stop['\\'] = 1;
-    structural['"'] = structural['{'] = structural['}'] = 1;
-    structural['['] = structural[']'] = structural[','] = 1;
-}
 
 /* Python's str.isspace() code points. */
 static int
@@ -126,56 +113,121 @@ ends_with_space_utf8(const unsigned char *start, const unsigned char *q)
 
 
 
-/* First byte at or after p that is '"' or '\\' (end when none). SSE2 checks 16 bytes per step: string
- * bodies are most of a response, so this loop is where the time goes. */
-static const unsigned char *
-find_string_stop(const unsigned char *p, const unsigned char *end)
+/* Masks of one 64-byte block: bit i stands for base[i]. */
+typedef struct {
+    unsigned long long quote, backslash, bracket;
+} Block;
+
+static void
+load_block(Block *b, const unsigned char *base, const unsigned char *end)
 {
+    unsigned char padded[64];
+    const unsigned char *src = base;
+    if (end - base < 64) {
+        memset(padded, 0, sizeof padded); /* NUL is in none of the sets */
+        memcpy(padded, base, (size_t)(end - base));
+        src = padded;
+    }
+    unsigned long long quote = 0, backslash = 0, bracket = 0;
 #ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
-    while (end - p >= 16) {
-        __m128i chunk = _mm_loadu_si128((const __m128i *)p);
-        int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, slash)));
-        if (mask)
-            return p + __builtin_ctz((unsigned)mask);
-        p += 16;
+    const __m128i dq = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), fold = _mm_set1_epi8(0x20);
+    const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+    for (int i = 0; i < 4; i++) {
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 16 * i));
+        /* '[' and ']' differ from '{' and '}' only in bit 0x20, and no other byte folds onto those two */
+        __m128i folded = _mm_or_si128(c, fold);
+        __m128i br = _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close));
+        quote |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, dq)) << (16 * i);
+        backslash |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, bs)) << (16 * i);
+        bracket |= (unsigned long long)(unsigned)_mm_movemask_epi8(br) << (16 * i);
+    }
+#else
+    for (int i = 0; i < 64; i++) {
+        quote |= (unsigned long long)(src[i] == '"') << i;
+        backslash |= (unsigned long long)(src[i] == '\\') << i;
+        bracket |= (unsigned long long)(src[i] == '{' || src[i] == '}' || src[i] == '[' || src[i] == ']') << i;
     }
 #endif
-    while (p < end && !string_stop[*p])
-        p++;
-    return p;
+    b->quote = quote;
+    b->backslash = backslash;
+    b->bracket = bracket;
 }
 
-/* First byte at or after p that opens or closes a string, object or array, or separates members. */
-static const unsigned char *
-find_structural(const unsigned char *p, const unsigned char *end)
+/* A string edge character that needs no closer look: printable ASCII other than the backslash. */
+static inline int
+plain_edge(unsigned char c)
 {
-#ifdef __SSE2__
-    const __m128i q = _mm_set1_epi8('"'), lb = _mm_set1_epi8('{'), rb = _mm_set1_epi8('}');
-    const __m128i ls = _mm_set1_epi8('['), rs = _mm_set1_epi8(']'), comma = _mm_set1_epi8(',');
-    while (end - p >= 16) {
-        __m128i c = _mm_loadu_si128((const __m128i *)p);
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c, q), _mm_cmpeq_epi8(c, comma)),
-                                   _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c, lb), _mm_cmpeq_epi8(c, rb)),
-                                                _mm_or_si128(_mm_cmpeq_epi8(c, ls), _mm_cmpeq_epi8(c, rs))));
-        int mask = _mm_movemask_epi8(hit);
-        if (mask)
-            return p + __builtin_ctz((unsigned)mask);
-        p += 16;
+    return c > ' ' && c < 0x80 && c != '\\';
+}
+
+/* Bit i set when byte i of the block (or of the next one, for *carry) is escaped by a backslash. Escapes are
+ * rare, so a loop over the backslashes is enough. */
+static unsigned long long
+escaped_bits(unsigned long long backslash, unsigned long long *carry)
+{
+    unsigned long long escaped = *carry;
+    *carry = 0;
+    while (backslash) {
+        int k = __builtin_ctzll(backslash);
+        backslash &= backslash - 1;
+        if (escaped >> k & 1)
+            continue; /* an escaped backslash escapes nothing */
+        if (k == 63)
+            *carry = 1;
+        else
+            escaped |= 1ull << (k + 1);
     }
-#endif
-    while (p < end && !structural[*p])
-        p++;
-    return p;
+    return escaped;
+}
+
+/* Bit i set when an odd number of the bits 0..i of x are set (bytes from an opening quote to before its
+ * closing one). */
+static inline unsigned long long
+prefix_xor(unsigned long long x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* The content [start, q) of a string holding a backslash: does it end with a whitespace character? Walks the
+ * escapes like a decoder, to tell `\\n` from `\n`. -1 when malformed. */
+static int
+escaped_end_is_space(const unsigned char *start, const unsigned char *q)
+{
+    const unsigned char *p = start, *last_escape = NULL;
+    while ((p = memchr(p, '\\', (size_t)(q - p))) != NULL) {
+        last_escape = p;
+        if (q - p < 2)
+            return -1;
+        p += (p[1] == 'u') ? 6 : 2;
+        if (p >= q) /* >=: memchr needs a non-empty range */
+            break;
+    }
+    if (last_escape != NULL && last_escape + (last_escape[1] == 'u' ? 6 : 2) == q)
+        return escape_is_space(last_escape, q);
+    if (q[-1] >= 0x80)
+        return ends_with_space_utf8(start, q);
+    return q[-1] <= ' ';
 }
 
 static unsigned int
-key_hash(const unsigned char *p, Py_ssize_t len)
+key_hash(const unsigned char *p, Py_ssize_t len, const unsigned char *end)
 {
     /* The first eight bytes and the length tell most keys apart; memcmp settles every hash match. */
     unsigned long long head = 0;
     if (len >= 8)
         memcpy(&head, p, 8); /* a constant size compiles to one load */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    else if (end - p >= 8) { /* a short key is followed by its quote and colon: load and mask, same value */
+        memcpy(&head, p, 8);
+        head &= (1ull << (8 * len)) - 1;
+    }
+#endif
     else
         for (Py_ssize_t i = 0; i < len; i++)
             head |= (unsigned long long)p[i] << (8 * i);
@@ -183,67 +235,85 @@ key_hash(const unsigned char *p, Py_ssize_t len)
     return (unsigned int)(head ^ (head >> 29) ^ (head >> 47));
 }
 
+/* One pass over 64-byte blocks: vector compares give the quotes, backslashes and brackets of a block as bit
+ * masks, a prefix XOR of the unescaped quotes tells which bytes sit inside strings, and the loop then visits
+ * only quotes and the brackets outside strings, a few hundred events per response. */
 static int
 scan(const unsigned char *data, Py_ssize_t size)
 {
-    const unsigned char *p = data, *end = data + size;
+    const unsigned char *end = data + size;
     Frame frames[MAX_DEPTH];
     Key keys[MAX_KEYS];
     int depth = 0, nkeys = 0;
+    unsigned long long carry = 0;     /* the next block's first byte is escaped */
+    unsigned long long inside = 0;    /* all ones when the previous block ended inside a string */
+    const unsigned char *last_backslash = NULL; /* the last one in earlier blocks */
+    const unsigned char *start = data;          /* content of the string being read */
 
-    for (;;) {
-        p = find_structural(p, end); /* whitespace, digits, literals, colons: nothing to track */
-        if (p >= end)
-            break;
-        unsigned char c = *p;
-        if (c == '"') {
-            const unsigned char *start = ++p;
-            const unsigned char *last_escape = NULL; /* the escape ending the content, if any */
-            if (p < end) {
-                if (*p == '\\') {
-                    if (escape_is_space(p, end) != 0)
+    for (const unsigned char *base = data; base < end; base += 64) {
+        Block block;
+        load_block(&block, base, end);
+        unsigned long long escaped = 0;
+        int may_escape = block.backslash != 0 || last_backslash != NULL;
+        if (block.backslash | carry)
+            escaped = escaped_bits(block.backslash, &carry);
+        unsigned long long quote = block.quote & ~escaped;
+        unsigned long long in_string = prefix_xor(quote) ^ inside; /* opening quotes in, closing ones out */
+        inside = (unsigned long long)((long long)in_string >> 63);
+        unsigned long long events = quote | (block.bracket & ~in_string);
+        while (events) {
+            int k = __builtin_ctzll(events);
+            events &= events - 1;
+            const unsigned char *p = base + k;
+            if (*p == '"') {
+                if (in_string >> k & 1) { /* opening quote: check the first character */
+                    start = p + 1;
+                    if (start < end && !plain_edge(*start)) {
+                        if (*start == '\\') {
+                            if (escape_is_space(start, end) != 0)
+                                return 0;
+                        }
+                        else if (*start >= 0x80) {
+                            int len;
+                            if (is_space_cp(utf8_at(start, end, &len)))
+                                return 0;
+                        }
+                        else if (*start <= ' ')
+                            return 0;
+                    }
+                    continue;
+                }
+                /* closing quote at p: the string's content is [start, p) */
+                int escapes = 0;
+                if (may_escape) {
+                    unsigned long long before = block.backslash & ((1ull << k) - 1);
+                    const unsigned char *backslash = before ? base + (63 - __builtin_clzll(before)) : last_backslash;
+                    escapes = backslash != NULL && backslash >= start;
+                }
+                if (p > start && (escapes || !plain_edge(p[-1]))) {
+                    if (escapes) {
+                        if (escaped_end_is_space(start, p) != 0)
+                            return 0;
+                    }
+                    else if (p[-1] >= 0x80) {
+                        if (ends_with_space_utf8(start, p))
+                            return 0;
+                    }
+                    else if (p[-1] <= ' ')
                         return 0;
                 }
-                else if (*p >= 0x80) {
-                    int len;
-                    if (is_space_cp(utf8_at(p, end, &len)))
-                        return 0;
+                const unsigned char *r = p + 1; /* a key is the string followed by a colon */
+                if (r < end && *r != ':') {
+                    while (r < end && (*r == ' ' || *r == '\n' || *r == '\r' || *r == '\t'))
+                        r++;
                 }
-                else if (*p <= ' ')
-                    return 0;
-            }
-            for (;;) {
-                p = find_string_stop(p, end);
-                if (p >= end)
-                    return 0; /* unterminated string */
-                if (*p == '"')
-                    break;
-                last_escape = p;
-                if (end - p < 2)
-                    return 0;
-                p += (p[1] == 'u') ? 6 : 2;
-                if (p > end)
-                    return 0;
-            }
-            const unsigned char *q = p; /* closing quote */
-            if (q > start) {
-                if (last_escape != NULL && last_escape + (last_escape[1] == 'u' ? 6 : 2) == q) {
-                    if (escape_is_space(last_escape, q) != 0)
-                        return 0;
-                }
-                else if (q[-1] >= 0x80) {
-                    if (ends_with_space_utf8(start, q))
-                        return 0;
-                }
-                else if (q[-1] <= ' ')
-                    return 0;
-            }
-            if (depth > 0 && frames[depth - 1].expect_key) {
-                Frame *frame = &frames[depth - 1];
-                Py_ssize_t len = q - start;
-                if (last_escape != NULL || nkeys >= MAX_KEYS)
+                if (r >= end || *r != ':')
+                    continue;
+                if (depth == 0 || !frames[depth - 1].is_object || escapes || nkeys >= MAX_KEYS)
                     return 0; /* escaped spellings could alias: let the exact check decide */
-                unsigned int hash = key_hash(start, len);
+                Frame *frame = &frames[depth - 1];
+                Py_ssize_t len = p - start;
+                unsigned int hash = key_hash(start, len, end);
                 unsigned long long bit = 1ull << (hash & 63);
                 if (frame->seen & bit) /* a possible repeat: compare with the object's earlier keys */
                     for (int i = frame->first_key; i < nkeys; i++)
@@ -255,37 +325,27 @@ scan(const unsigned char *data, Py_ssize_t size)
                 keys[nkeys].len = len;
                 keys[nkeys].hash = hash;
                 nkeys++;
-                frame->expect_key = 0;
+                continue;
             }
-            p = q + 1;
-            continue;
+            if (*p == '{' || *p == '[') {
+                if (depth >= MAX_DEPTH)
+                    return 0;
+                frames[depth].is_object = (*p == '{');
+                frames[depth].first_key = nkeys;
+                frames[depth].seen = 0;
+                depth++;
+            }
+            else {
+                if (depth == 0)
+                    return 0;
+                depth--;
+                nkeys = frames[depth].first_key; /* the object's keys are done with */
+            }
         }
-        switch (c) {
-        case '{':
-        case '[':
-            if (depth >= MAX_DEPTH)
-                return 0;
-            frames[depth].expect_key = (c == '{'); /* arrays never expect keys */
-            frames[depth].is_object = (c == '{');
-            frames[depth].first_key = nkeys;
-            frames[depth].seen = 0;
-            depth++;
-            break;
-        case '}':
-        case ']':
-            if (depth == 0)
-                return 0;
-            depth--;
-            nkeys = frames[depth].first_key; /* the object's keys are done with */
-            break;
-        default: /* ',' */
-            if (depth > 0 && frames[depth - 1].is_object)
-                frames[depth - 1].expect_key = 1;
-            break;
-        }
-        p++;
+        if (block.backslash)
+            last_backslash = base + (63 - __builtin_clzll(block.backslash));
     }
-    return depth == 0;
+    return depth == 0 && !inside;
 }
 
 static PyObject *
@@ -370,6 +430,5 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, me
 PyMODINIT_FUNC
 PyInit__scan(void)
 {
-    init_tables();
     return PyModule_Create(&module);
 }
