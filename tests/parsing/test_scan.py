@@ -17,6 +17,7 @@ def native(data: str | bytes) -> bool:
     assert scan.native is not None
     return scan.native(data)
 
+
 # Escapes (backslashes, quotes, \u), whitespace Python strips (ASCII and Unicode), multi-byte characters.
 _CHARS = ["a", "b", ":", ",", "{", "]", "\\", '"', " ", "\t", "\n", "\u00a0", "\u2003", "\u0085", "\u00e9", "😀"]
 _KEYS = ["a", "b", "id", "file", "long_key_name"]
