@@ -92,8 +92,9 @@ def lint(
     suppressed = 0
     rels: list[str] = []
     for path in files:
-        found, hidden = _lint_file(run, path)
-        rels.append(_relative(root, path))
+        rel = _relative(root, path)
+        found, hidden = _lint_file(run, path, rel)
+        rels.append(rel)
         findings += found
         suppressed += hidden
     locked = _check_locks(run, _contracts_in_scope(run, targets, files))
@@ -105,8 +106,8 @@ def lint(
 def _contracts_in_scope(run: _Run, targets: Sequence[Path], files: Sequence[Path]) -> list[str]:
     """Contracts whose head, snapshot or partial is linted, or any of whose files was named."""
     scope: dict[str, None] = {}
-    for path in [*targets, *files]:
-        absolute = (path if path.is_absolute() else run.root / path).resolve()
+    named = [(path if path.is_absolute() else run.root / path).resolve() for path in targets]
+    for absolute in [*named, *files]:  # files: resolved by expand
         try:
             parts = absolute.relative_to(run.root).parts
         except ValueError:
@@ -145,7 +146,7 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
                     out[found.resolve()] = None
             continue
         if not path.is_file():
-            raise PromptopsError(f"{_relative(root, path)}: no such file or directory")
+            raise PromptopsError(f"{_relative(root, path.resolve())}: no such file or directory")
         path = path.resolve()
         kind, contract = _contract_file(root, path)
         if kind == "contract-file":
@@ -178,8 +179,7 @@ def _contract_file(root: Path, path: Path) -> tuple[str, str | None]:
     return "other", None
 
 
-def _lint_file(run: _Run, path: Path) -> tuple[list[Finding], int]:
-    rel = _relative(run.root, path)
+def _lint_file(run: _Run, path: Path, rel: str) -> tuple[list[Finding], int]:
     kind, contract_name = classify(run.root, path, run.contract_names)
     raw = path.read_bytes()
     try:
@@ -232,7 +232,8 @@ def _run_rules(run: _Run, subject: Subject, only: Sequence[str] = ()) -> list[Fi
 
 
 def _relative(root: Path, path: Path) -> str:
+    """The resolved ``path`` relative to the resolved ``root`` when inside it, else as given."""
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return path.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
