@@ -27,7 +27,11 @@ class Parsed(NamedTuple):
 
 def parse(env: SandboxedEnvironment, source: str, name: str, filename: str) -> Parsed:
     """``env.parse(source, name, filename)`` and the names it reads, from the cache when an entry for exactly
-    this source exists."""
+    this source exists.
+
+    The tree's nodes carry no environment, cached or not: rules read a tree but never evaluate it (``as_const``
+    would need one), and attaching it to a cached tree would walk every node on every run.
+    """
     entry = cache.entry(
         cache.directory(env.bytecode_cache), "tree", _FORMAT, jinja2.__version__, name, filename, source
     )
@@ -35,14 +39,9 @@ def parse(env: SandboxedEnvironment, source: str, name: str, filename: str) -> P
     if isinstance(cached, tuple) and len(cached) == 2:
         tree, reads = cached
         if isinstance(tree, nodes.Template) and isinstance(reads, frozenset):
-            tree.set_environment(env)
             return Parsed(tree, reads)
     tree = env.parse(source, name, filename)
-    parsed = Parsed(tree, frozenset(meta.find_undeclared_variables(tree)))
-    if entry is not None:
-        tree.set_environment(None)  # type: ignore[arg-type]  # the environment is not part of the entry
-        try:
-            cache.store(entry, (tree, parsed.reads))
-        finally:
-            tree.set_environment(env)
-    return parsed
+    reads = frozenset(meta.find_undeclared_variables(tree))
+    tree.set_environment(None)  # type: ignore[arg-type]
+    cache.store(entry, (tree, reads))
+    return Parsed(tree, reads)
