@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import pickle
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from promptops.lint import RULES_BY_CODE, LintConfig, LintConfigError, LintContext, lint, parse_config
-from promptops.lint.rules import UNSUPPRESSIBLE
+from promptops.lint import LintContext, lint
 from promptops.versioning import PromptVersion, SchemaVersion
 from tests.conftest import REPO, Cli
 
@@ -338,35 +336,3 @@ def test_bytecode_cache_gives_the_same_findings(project: Path, tmp_path: Path) -
     lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
     assert len([p for p in cache_dir.iterdir() if p.name.startswith("promptops-tree-")]) == 2  # keyed by source
 
-
-def test_config_cache_is_keyed_by_the_text_and_a_damaged_entry_is_read_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cache_dir = tmp_path / "jinja-cache"
-    cache_dir.mkdir()
-
-    def read(text: str) -> LintConfig:
-        return parse_config(text, "pyproject.toml", RULES_BY_CODE, UNSUPPRESSIBLE, cache_dir=str(cache_dir))
-
-    def entries() -> list[Path]:
-        return sorted(p for p in cache_dir.iterdir() if p.name.startswith("promptops-config-"))
-
-    text = "[tool.promptops.lint]\nignore = ['PO004']\nrender-context = { when = 2026-11-22T10:00:00Z }\n"
-    cold = read(text)
-    assert len(entries()) == 1
-    with monkeypatch.context() as patch:
-        patch.setitem(sys.modules, "tomllib", None)  # a hit never parses TOML: importing it would fail here
-        assert read(text) == cold
-    assert read(text.replace("PO004", "PO006")).ignore == ("PO006",)  # edited text: a new entry
-    assert len(entries()) == 2
-    assert read("[project]\nname = 'x'\n") == read("[project]\nname = 'x'\n") == LintConfig()  # no table
-    with pytest.raises(LintConfigError, match="unknown rule code or prefix 'PO999'"):  # a cached table is checked
-        read("[tool.promptops.lint]\nignore = ['PO999']\n")
-    with pytest.raises(LintConfigError, match="unknown rule code or prefix 'PO999'"):
-        read("[tool.promptops.lint]\nignore = ['PO999']\n")
-    for damage in (b"not a pickle", pickle.dumps("not a table entry")):
-        for entry in entries():
-            entry.write_bytes(damage)
-        assert read(text) == cold  # a damaged entry is parsed again, never an error
-    with pytest.raises(LintConfigError, match="invalid TOML"):
-        read("[tool.promptops.lint\n")

@@ -9,9 +9,9 @@ from typing import NamedTuple
 from jinja2 import BytecodeCache
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops.contract import VERSIONS_DIR, Contract, list_contracts, load_contract
+from promptops.contract import VERSIONS_DIR, Contract, list_contracts
 from promptops.errors import PromptopsError
-from promptops.lint import suppressions
+from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
 from promptops.lint.model import Finding, Level, LintContext, Span
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
@@ -44,6 +44,7 @@ class _Run:
         context: LintContext,
         contract_names: list[str],
         environment: Callable[[tuple[Path, ...]], SandboxedEnvironment],
+        cache_dir: str | None,
     ) -> None:
         self.root = root
         self.config = config
@@ -51,10 +52,11 @@ class _Run:
         self.contract_names = contract_names
         self.environment = environment
         self.contracts: dict[str, Contract] = {}
+        self.cache_dir = cache_dir
 
     def contract(self, name: str) -> Contract:
         if name not in self.contracts:
-            self.contracts[name] = load_contract(self.root, name, check_schemas=False)
+            self.contracts[name] = contracts.load(self.root, name, self.cache_dir)
         return self.contracts[name]
 
 
@@ -85,7 +87,7 @@ def lint(
     for name, versions in given.released.items():
         released[name] = {**released.get(name, {}), **versions}
     merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
-    run = _Run(root, config, merged, names, environment_factory(bytecode_cache))
+    run = _Run(root, config, merged, names, environment_factory(bytecode_cache), cache.directory(bytecode_cache))
     targets = paths or [root / TEMPLATES_DIR]
     files = expand(root, targets, run.contract_names)
     findings: list[Finding] = []
