@@ -335,4 +335,3 @@ def test_bytecode_cache_gives_the_same_findings(project: Path, tmp_path: Path) -
     _edit(project, HEAD, "You are a senior software engineer", "You are a careful software engineer")
     lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
     assert len([p for p in cache_dir.iterdir() if p.name.startswith("promptops-tree-")]) == 2  # keyed by source
-
