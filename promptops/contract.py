@@ -12,13 +12,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from promptops.config_keys import ConfigKeys as _Keys
 from promptops.errors import ContractError, PolicyError, VersionError
-from promptops.policy import Limits, ParserPolicy
+from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
 from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
 from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.shape import OutputShape, compile_shape
@@ -29,8 +29,7 @@ VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"
 
 
-@dataclass(frozen=True)
-class FieldRoles:
+class FieldRoles(NamedTuple):
     """Which finding fields carry the id, the repository path and the line range."""
 
     id: str | None = None
@@ -39,16 +38,14 @@ class FieldRoles:
     end_line: str | None = None
 
 
-@dataclass(frozen=True)
-class VersionFields:
+class VersionFields(NamedTuple):
     """Top-level fields where the output declares its versions; None when the request states them."""
 
     schema: str | None = None
     prompt: str | None = None
 
 
-@dataclass(frozen=True)
-class Coercions:
+class Coercions(NamedTuple):
     """The safe scalar normalizations of seed 000 §5.3.2; each is logged when applied."""
 
     trim_strings: bool = True
@@ -141,8 +138,8 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
     )
     limit_keys = reader.section("limits")
     limits = Limits(
-        max_bytes=limit_keys.positive_int("max_bytes", Limits.max_bytes),
-        max_depth=limit_keys.positive_int("max_depth", Limits.max_depth),
+        max_bytes=limit_keys.positive_int("max_bytes", DEFAULT_MAX_BYTES),
+        max_depth=limit_keys.positive_int("max_depth", DEFAULT_MAX_DEPTH),
     )
     policy_keys = reader.section("policy")
     policy = ParserPolicy(

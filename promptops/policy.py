@@ -7,6 +7,7 @@ override them, and the CLI builds one from flags; the library never reads the en
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -14,8 +15,7 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 256
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """Inputs beyond these are rejected (``too_large``, ``too_deep``) before any parsing work."""
 
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -34,7 +34,7 @@ class ParserPolicy:
     schema_floor: SchemaVersion
     prompt_version: PromptVersion
     allow_prompt_patch_drift: bool = False
-    limits: Limits = Limits()
+    limits: Limits = Limits()  # noqa: RUF009  (a NamedTuple: immutable, safe to share)
 
     def with_overrides(
         self,

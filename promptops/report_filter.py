@@ -19,7 +19,6 @@ so callers count them (``promptops merge`` lists them under ``suppressed``) inst
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from promptops.config_keys import ConfigKeys
@@ -27,8 +26,7 @@ from promptops.errors import ContractError
 from promptops.shape import OutputShape, json_equal
 
 
-@dataclass(frozen=True)
-class FilterRule:
+class FilterRule(NamedTuple):
     when: Mapping[str, Any]  # finding field -> required value (all must match); empty matches everything
     min: float
 
@@ -58,8 +56,7 @@ class FilterResult(NamedTuple):
     suppressed: list[Suppressed]
 
 
-@dataclass(frozen=True)
-class ReportFilter:
+class ReportFilter(NamedTuple):
     field: str
     rules: tuple[FilterRule, ...]
 

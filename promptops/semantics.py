@@ -23,8 +23,7 @@ one step of severity is worth the same everywhere). Confidence is normalized to 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptops.config_keys import ConfigKeys
 from promptops.errors import ContractError
@@ -33,8 +32,7 @@ from promptops.shape import OutputShape
 SEVERITY_WEIGHTS: Mapping[str, float] = {"critical": 1.0, "high": 0.8, "medium": 0.6, "low": 0.4, "info": 0.2}
 
 
-@dataclass(frozen=True)
-class ConfidenceScale:
+class ConfidenceScale(NamedTuple):
     field: str | None = None
     divide_by: float | None = None  # numeric confidence: value / divide_by
     map: Mapping[str, float] | None = None  # enum confidence: value -> [0, 1]
@@ -49,8 +47,7 @@ class ConfidenceScale:
         return self.default
 
 
-@dataclass(frozen=True)
-class MergeSemantics:
+class MergeSemantics(NamedTuple):
     severity_field: str
     severity_map: Mapping[str, str]  # contract value -> common severity
     confidence: ConfidenceScale

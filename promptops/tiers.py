@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from promptops.config_keys import ConfigKeys
 from promptops.errors import ContractError
 from promptops.shape import ObjectShape, OutputShape
 
 
-@dataclass(frozen=True)
-class Tier:
+class Tier(NamedTuple):
     name: str
     omit: tuple[str, ...] = ()  # finding properties this tier leaves out
     description: str = ""

@@ -10,7 +10,7 @@ import click
 from promptops import __version__
 from promptops.cli import exits
 from promptops.cli.project import Project, jinja_bytecode_cache, pass_project
-from promptops.lint import RULES, RULES_BY_CODE, LintReport, lint, parse_config
+from promptops.lint import RULES, RULES_BY_CODE, LintReport, cache, lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
 
@@ -78,8 +78,15 @@ def lint_command(
         return exits.OK
     config_file = config_path or project.root / CONFIG_FILE
     config_text = config_file.read_text(encoding="utf-8") if config_path or config_file.is_file() else ""
-    config = parse_config(config_text, project.relative(config_file), RULES_BY_CODE, UNSUPPRESSIBLE)
-    report = lint(project.root, paths, config, bytecode_cache=jinja_bytecode_cache())
+    bytecode_cache = jinja_bytecode_cache()
+    config = parse_config(
+        config_text,
+        project.relative(config_file),
+        RULES_BY_CODE,
+        UNSUPPRESSIBLE,
+        cache_dir=cache.directory(bytecode_cache),
+    )
+    report = lint(project.root, paths, config, bytecode_cache=bytecode_cache)
     sources = _sources(project, report) if output_format == "sarif" else {}
     text = render_report(report, output_format, RULES, sources, __version__)
     if output is not None:

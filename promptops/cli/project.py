@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,10 +26,15 @@ def find_root(start: Path) -> Path:
     return start
 
 
-@dataclass
 class Project:
-    root: Path
-    _contracts: dict[str, Contract] = field(default_factory=dict)
+    """The project root and the contracts loaded so far (a plain class: a dataclass costs import time)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._contracts: dict[str, Contract] = {}
+
+    def __repr__(self) -> str:
+        return f"Project({self.root!r})"
 
     def contract(self, name: str, *, check_schemas: bool = True) -> Contract:
         if name not in self._contracts:

@@ -11,17 +11,20 @@
 One file, no implicit cascade: the CLI reads the pyproject.toml at the project root (or ``--config``).
 Patterns are matched against repo-relative paths with ``fnmatch`` (``*`` also crosses ``/``). PO000 always
 runs and can be neither ignored nor suppressed: a template that cannot be read is never a pass.
+
+The parsed table is cached by the exact text of the file (``promptops.lint.cache``): a pre-commit run with an
+unchanged pyproject.toml never imports ``tomllib``, a noticeable part of a short run.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from promptops.errors import PromptopsError
+from promptops.lint import cache
 
 
 class LintConfigError(PromptopsError):
@@ -49,16 +52,23 @@ class LintConfig(NamedTuple):
         )
 
 
+_FORMAT = "1"  # of the cached table
 _KEYS = {"select", "ignore", "per-file-ignores", "render-context"}
 
 
-def parse_config(text: str, source: str, known_codes: Iterable[str], never_off: Iterable[str] = ()) -> LintConfig:
-    """Read ``[tool.promptops.lint]`` from pyproject.toml text; a missing table means the defaults."""
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise LintConfigError(f"{source}: invalid TOML: {exc}") from None
-    table = document.get("tool", {}).get("promptops", {}).get("lint")
+def parse_config(
+    text: str,
+    source: str,
+    known_codes: Iterable[str],
+    never_off: Iterable[str] = (),
+    *,
+    cache_dir: str | None = None,
+) -> LintConfig:
+    """Read ``[tool.promptops.lint]`` from pyproject.toml text; a missing table means the defaults.
+
+    ``cache_dir``: where the parsed table may be kept across runs (see ``promptops.lint.cache``).
+    """
+    table = _lint_table(text, source, cache_dir)
     if table is None:
         return LintConfig()
     where = f"{source}: [tool.promptops.lint]"
@@ -97,3 +107,20 @@ def parse_config(text: str, source: str, known_codes: Iterable[str], never_off: 
     if not isinstance(context, Mapping):
         raise LintConfigError(f"{where}: render-context must be a table of variable = sample value")
     return LintConfig(select, ignore, per_file, dict(context), frozenset(pinned))
+
+
+def _lint_table(text: str, source: str, cache_dir: str | None) -> Any:
+    """The ``[tool.promptops.lint]`` value of the TOML ``text`` (None when absent), cached by ``text``."""
+    entry = cache.entry(cache_dir, "config", _FORMAT, text)
+    cached = cache.load(entry)
+    if isinstance(cached, tuple) and len(cached) == 1:  # (table,): the table may be None
+        return cached[0]
+    import tomllib  # only when the text is new: most runs read an unchanged pyproject.toml
+
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LintConfigError(f"{source}: invalid TOML: {exc}") from None
+    table = document.get("tool", {}).get("promptops", {}).get("lint")
+    cache.store(entry, (table,))
+    return table

@@ -9,9 +9,9 @@ from typing import NamedTuple
 from jinja2 import BytecodeCache
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops.contract import VERSIONS_DIR, Contract, list_contracts, load_contract
+from promptops.contract import VERSIONS_DIR, Contract, list_contracts
 from promptops.errors import PromptopsError
-from promptops.lint import suppressions
+from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
 from promptops.lint.model import Finding, Level, LintContext, Span
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
@@ -44,6 +44,7 @@ class _Run:
         context: LintContext,
         contract_names: list[str],
         environment: Callable[[tuple[Path, ...]], SandboxedEnvironment],
+        cache_dir: str | None,
     ) -> None:
         self.root = root
         self.config = config
@@ -51,10 +52,11 @@ class _Run:
         self.contract_names = contract_names
         self.environment = environment
         self.contracts: dict[str, Contract] = {}
+        self.cache_dir = cache_dir
 
     def contract(self, name: str) -> Contract:
         if name not in self.contracts:
-            self.contracts[name] = load_contract(self.root, name, check_schemas=False)
+            self.contracts[name] = contracts.load(self.root, name, self.cache_dir)
         return self.contracts[name]
 
 
@@ -85,15 +87,16 @@ def lint(
     for name, versions in given.released.items():
         released[name] = {**released.get(name, {}), **versions}
     merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
-    run = _Run(root, config, merged, names, environment_factory(bytecode_cache))
+    run = _Run(root, config, merged, names, environment_factory(bytecode_cache), cache.directory(bytecode_cache))
     targets = paths or [root / TEMPLATES_DIR]
     files = expand(root, targets, run.contract_names)
     findings: list[Finding] = []
     suppressed = 0
     rels: list[str] = []
     for path in files:
-        found, hidden = _lint_file(run, path)
-        rels.append(_relative(root, path))
+        rel = _relative(root, path)
+        found, hidden = _lint_file(run, path, rel)
+        rels.append(rel)
         findings += found
         suppressed += hidden
     locked = _check_locks(run, _contracts_in_scope(run, targets, files))
@@ -105,8 +108,8 @@ def lint(
 def _contracts_in_scope(run: _Run, targets: Sequence[Path], files: Sequence[Path]) -> list[str]:
     """Contracts whose head, snapshot or partial is linted, or any of whose files was named."""
     scope: dict[str, None] = {}
-    for path in [*targets, *files]:
-        absolute = (path if path.is_absolute() else run.root / path).resolve()
+    named = [(path if path.is_absolute() else run.root / path).resolve() for path in targets]
+    for absolute in [*named, *files]:  # files: resolved by expand
         try:
             parts = absolute.relative_to(run.root).parts
         except ValueError:
@@ -145,7 +148,7 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
                     out[found.resolve()] = None
             continue
         if not path.is_file():
-            raise PromptopsError(f"{_relative(root, path)}: no such file or directory")
+            raise PromptopsError(f"{_relative(root, path.resolve())}: no such file or directory")
         path = path.resolve()
         kind, contract = _contract_file(root, path)
         if kind == "contract-file":
@@ -178,8 +181,7 @@ def _contract_file(root: Path, path: Path) -> tuple[str, str | None]:
     return "other", None
 
 
-def _lint_file(run: _Run, path: Path) -> tuple[list[Finding], int]:
-    rel = _relative(run.root, path)
+def _lint_file(run: _Run, path: Path, rel: str) -> tuple[list[Finding], int]:
     kind, contract_name = classify(run.root, path, run.contract_names)
     raw = path.read_bytes()
     try:
@@ -232,7 +234,8 @@ def _run_rules(run: _Run, subject: Subject, only: Sequence[str] = ()) -> list[Fi
 
 
 def _relative(root: Path, path: Path) -> str:
+    """The resolved ``path`` relative to the resolved ``root`` when inside it, else as given."""
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return path.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()

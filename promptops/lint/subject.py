@@ -150,9 +150,12 @@ class Subject:
 
 
 def classify(root: Path, path: Path, contracts: list[str]) -> tuple[Kind, str | None]:
-    """The kind of template at ``path`` and the contract it belongs to (None for partials and plain files)."""
+    """The kind of template at ``path`` and the contract it belongs to (None for partials and plain files).
+
+    ``root`` and ``path`` are resolved (the engine resolves every path once).
+    """
     try:
-        parts = path.resolve().relative_to(root.resolve()).parts
+        parts = path.relative_to(root).parts
     except ValueError:
         parts = path.parts
     if len(parts) == 4 and parts[0] == VERSIONS_DIR and parts[2] == PROMPTS_DIR:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from jinja2 import Environment, TemplateError, meta
 
@@ -71,8 +71,7 @@ def frozen_files(version: PromptVersion, sources: Mapping[str, bytes], head_name
     return out
 
 
-@dataclass(frozen=True)
-class ArtifactProblem:
+class ArtifactProblem(NamedTuple):
     """A locked artifact that no longer matches the lock, or a release file the lock does not know."""
 
     kind: str  # modified | missing | unlocked

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -57,8 +57,7 @@ class LockError(PromptopsError):
         super().__init__(f"{source}: {problem}")
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(NamedTuple):
     """One released prompt version and the artifacts frozen with it."""
 
     version: PromptVersion
@@ -89,15 +88,14 @@ class Release:
         }
 
 
-@dataclass(frozen=True)
-class ReleaseLock:
+class ReleaseLock(NamedTuple):
     """A contract's release history, oldest first; empty when the contract has no releases.yaml yet."""
 
     contract: str
     releases: tuple[Release, ...] = ()
     exists: bool = False
     source: str = ""  # repo-relative path of the lock file
-    lines: Mapping[str, int] = field(default_factory=dict)  # artifact path -> line of its first mention
+    lines: Mapping[str, int] = MappingProxyType({})  # artifact path -> line of its first mention
 
     @property
     def directory(self) -> str:

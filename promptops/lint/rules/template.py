@@ -75,7 +75,7 @@ class UndefinedVariable(Rule):
             return
         undeclared = sorted(subject.undeclared)
         first_use: dict[str, int] = {}
-        for node in subject.tree.find_all(nodes.Name):
+        for node in subject.tree.find_all(nodes.Name) if undeclared else ():  # a walk of the whole tree
             if node.ctx == "load" and node.name in subject.undeclared:
                 first_use.setdefault(node.name, node.lineno)
         for name in undeclared:

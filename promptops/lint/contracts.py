@@ -1,0 +1,60 @@
+"""Contracts as lint reads them (``load_contract(..., check_schemas=False)``), kept across runs by content.
+
+A loaded contract depends only on its own files (contract.yaml and schemas/*.json) and on the code that
+compiles them. An entry's key is the exact bytes of the contract's files, the size and modification time of
+each loader module (what Python's own bytecode cache checks) and the Python and PyYAML versions, so an edited
+contract, an added or removed schema file or a changed loader is a miss and is loaded afresh (see
+``promptops.lint.cache`` for where entries live). Only loaded contracts are cached: a contract that fails to
+load raises on every run.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+from promptops import config_keys, contract, errors, policy, report_filter, semantics, shape, tiers, versioning
+from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, load_contract
+from promptops.lint import cache
+
+# Every promptops module whose code decides what load_contract returns (a test holds this list complete).
+LOADER_MODULES = (config_keys, contract, errors, policy, report_filter, semantics, shape, tiers, versioning)
+_FORMAT = "1"
+
+
+def load(root: Path, name: str, cache_dir: str | None) -> Contract:
+    """``load_contract(root, name, check_schemas=False)``, from the cache when nothing it reads has changed."""
+    key = _key(root, name) if cache_dir is not None else None
+    if key is None:
+        return load_contract(root, name, check_schemas=False)
+    entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, *key)
+    cached = cache.load(entry)
+    if isinstance(cached, Contract) and cached.name == name:
+        return cached
+    loaded = load_contract(root, name, check_schemas=False)
+    if _key(root, name) == key:  # not edited while it loaded
+        cache.store(entry, loaded)
+    return loaded
+
+
+def _key(root: Path, name: str) -> list[str] | None:
+    """Digests of the contract's files; None when one cannot be read (no caching: ``load_contract`` reports
+    the problem)."""
+    directory = root / VERSIONS_DIR / name
+    schemas = directory / "schemas"
+    files = [directory / CONTRACT_FILE, *(sorted(schemas.glob("*.json")) if schemas.is_dir() else [])]
+    try:
+        return [f"{path.name}:{hashlib.sha256(path.read_bytes()).hexdigest()}" for path in files]
+    except OSError:
+        return None
+
+
+@functools.cache
+def _loader_stamp() -> str:
+    stats = [os.stat(module.__file__ or "") for module in LOADER_MODULES]
+    return " ".join(f"{stat.st_size}:{stat.st_mtime_ns}" for stat in stats)

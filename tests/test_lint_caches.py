@@ -1,0 +1,112 @@
+"""The caches of what lint derives from its inputs (promptops.lint.cache): keyed by content, a damaged entry is
+a miss, findings never cached. The parsed-template cache is covered in test_lint_cli."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jinja2 import FileSystemBytecodeCache
+
+from promptops.contract import load_contract
+from promptops.errors import ContractError
+from promptops.lint import RULES_BY_CODE, LintConfig, LintConfigError, lint, parse_config
+from promptops.lint import contracts as contract_cache
+from promptops.lint.rules import UNSUPPRESSIBLE
+from tests.conftest import REPO
+
+CONTRACT = "versions/review-result/contract.yaml"
+
+
+def _entries(directory: Path, kind: str) -> list[Path]:
+    return sorted(p for p in directory.iterdir() if p.name.startswith(f"promptops-{kind}-"))
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_contract_cache_is_keyed_by_the_contract_files(project: Path, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "jinja-cache"
+    cache_dir.mkdir()
+
+    def run() -> list[str]:
+        report = lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
+        return [f"{f.code} {f.message}" for f in report.findings]
+
+    assert run() == []
+    assert len(_entries(cache_dir, "contract")) == 1
+    assert contract_cache.load(project, "review-result", str(cache_dir)) == load_contract(
+        project, "review-result", check_schemas=False
+    )
+    assert run() == []  # a hit
+    _edit(project, CONTRACT, 'prompt_version: "1.0.0"', 'prompt_version: "1.0.1"')
+    assert [m.split(" ")[0] for m in run()] == ["PO001"]  # the edited contract is read, not the cached one
+    assert len(_entries(cache_dir, "contract")) == 2
+    schema = project / "versions/review-result/schemas/1.0.json"
+    (schema.parent / "1.1.json").write_bytes(schema.read_bytes())  # a new schema file: a new entry
+    assert contract_cache.load(project, "review-result", str(cache_dir)).schema_versions[-1].minor == 1
+    assert len(_entries(cache_dir, "contract")) == 3
+
+
+def test_contract_cache_damaged_entry_failing_contract_and_changed_loader(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_dir = str(tmp_path)
+    fresh = load_contract(project, "review-result", check_schemas=False)
+    assert contract_cache.load(project, "review-result", cache_dir) == fresh
+    for damage in (b"not a pickle", pickle.dumps("not a contract")):
+        for entry in _entries(tmp_path, "contract"):
+            entry.write_bytes(damage)
+        assert contract_cache.load(project, "review-result", cache_dir) == fresh  # loaded again, never an error
+    monkeypatch.setattr(contract_cache, "_loader_stamp", lambda: "an edited loader module")
+    assert contract_cache.load(project, "review-result", cache_dir) == fresh
+    assert len(_entries(tmp_path, "contract")) == 2  # a changed loader is a miss
+    _edit(project, CONTRACT, "null_means_absent:", "null_mean_absent:")
+    for _ in range(2):  # a contract that fails to load fails every run: errors are not cached
+        with pytest.raises(ContractError, match="unknown key"):
+            contract_cache.load(project, "review-result", cache_dir)
+    assert len(_entries(tmp_path, "contract")) == 2
+
+
+def test_contract_cache_loader_modules_are_every_module_load_contract_uses() -> None:
+    probe = "import sys, promptops.contract; print(' '.join(m for m in sys.modules if m.startswith('promptops')))"
+    completed = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    listed = {module.__name__ for module in contract_cache.LOADER_MODULES}
+    assert set(completed.stdout.split()) - {"promptops", "promptops._lazy"} == listed
+
+
+def test_config_cache_is_keyed_by_the_text_and_a_damaged_entry_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_dir = tmp_path / "jinja-cache"
+    cache_dir.mkdir()
+
+    def read(text: str) -> LintConfig:
+        return parse_config(text, "pyproject.toml", RULES_BY_CODE, UNSUPPRESSIBLE, cache_dir=str(cache_dir))
+
+    text = "[tool.promptops.lint]\nignore = ['PO004']\nrender-context = { when = 2026-11-22T10:00:00Z }\n"
+    cold = read(text)
+    assert len(_entries(cache_dir, "config")) == 1
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "tomllib", None)  # a hit never parses TOML: importing it would fail here
+        assert read(text) == cold
+    assert read(text.replace("PO004", "PO006")).ignore == ("PO006",)  # edited text: a new entry
+    assert len(_entries(cache_dir, "config")) == 2
+    assert read("[project]\nname = 'x'\n") == read("[project]\nname = 'x'\n") == LintConfig()  # no table
+    with pytest.raises(LintConfigError, match="unknown rule code or prefix 'PO999'"):  # a cached table is checked
+        read("[tool.promptops.lint]\nignore = ['PO999']\n")
+    with pytest.raises(LintConfigError, match="unknown rule code or prefix 'PO999'"):
+        read("[tool.promptops.lint]\nignore = ['PO999']\n")
+    for damage in (b"not a pickle", pickle.dumps("not a table entry")):
+        for entry in _entries(cache_dir, "config"):
+            entry.write_bytes(damage)
+        assert read(text) == cold  # a damaged entry is parsed again, never an error
+    with pytest.raises(LintConfigError, match="invalid TOML"):
+        read("[tool.promptops.lint\n")
