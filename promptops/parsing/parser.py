@@ -51,6 +51,9 @@ class Parser:
             str(v): FastPath(typed[v], gate, speedups=speedups) if fast_path and v in typed else None for v in readable
         }
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
+        # With several readable versions, the fast path that accepted the last response is tried before the
+        # text is searched for the declared version (see parse).
+        self._guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
         self._peek_str: re.Pattern[str] | None = None
         self._peek_bytes: re.Pattern[bytes] | None = None
         if len(readable) > 1 and contract.versions.schema is not None:
@@ -86,12 +89,25 @@ class Parser:
             too_large = self._size_problem(raw)
             if too_large is not None:
                 return too_large
-        fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
-        if fast is not None:
-            scanned = fast.scan(raw)
-            outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions, scanned)
+        scanned: bool | None = None
+        guess = self._guess if request_versions is None else None
+        if guess is not None:
+            # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
+            # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
+            scanned = guess.scan(raw)
+            outcome = guess.parse(raw, changed, self._limits.max_depth, None, scanned)
             if outcome is not None:
                 return outcome
+        fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
+        if fast is not None:
+            if guess is None:
+                scanned = fast.scan(raw)
+            if fast is not guess:
+                outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions, scanned)
+                if outcome is not None:
+                    if guess is not None:
+                        self._guess = fast
+                    return outcome
             typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, scanned)
             if typed_document is not None:
                 return self._validator.validate(typed_document, changed, request_versions)

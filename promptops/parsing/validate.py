@@ -69,6 +69,7 @@ class Validator:
         # Documents from the itemwise reader hold findings already checked in C as typed Structs.
         self._typed = dict(typed or {})
         self._compiled_by_version: dict[SchemaVersion, _Compiled] = {}
+        self._typed_shapes: dict[str, OutputShape] = {}  # declared schema text -> shape, for typed documents
         self._gate = gate
         self._coercions = contract.coercions
         self._items = contract.items
@@ -267,8 +268,13 @@ class Validator:
     def _typed_shape_of(self, document: Document) -> OutputShape:
         """The schema the itemwise reader decoded with (the one of its typed findings)."""
         assert document.checked_versions is not None
-        schema = SchemaVersion.parse(document.checked_versions[0])
-        return self._contract.shape(schema)
+        text = document.checked_versions[0]
+        shape = self._typed_shapes.get(text)
+        if shape is None:
+            if len(self._typed_shapes) >= 4096:  # texts come from model output: keep the cache bounded
+                self._typed_shapes.clear()
+            shape = self._typed_shapes[text] = self._contract.shape(SchemaVersion.parse(text))
+        return shape
 
     def _compiled(self, shape: OutputShape) -> _Compiled:
         compiled = self._compiled_by_version.get(shape.version)
@@ -360,7 +366,7 @@ class Validator:
                 note.finding_index, note.finding_id = index, finding_id
                 diags.append(note)
             kept_ids.append((index, finding_id))
-        if id_field is not None:
+        if id_field is not None and _ids_repeat(kept_ids):
             diags.extend(duplicate_ids(kept_ids, self._items_path, id_field))
         seen = len(items)
         truncation = document.truncation
@@ -434,6 +440,12 @@ class Validator:
                 0, Code.FILE_NOT_IN_CHANGED_FILES, where, f"{where}: {out[roles.path]!r} is not a changed file"
             )
         return out
+
+
+def _ids_repeat(kept_ids: list[tuple[int, str | None]]) -> bool:
+    """Some id occurs twice (None included): only then is ``duplicate_ids``'s walk worth making."""
+    ids = [finding_id for _, finding_id in kept_ids]
+    return len(set(ids)) != len(ids)
 
 
 def _schema_ordered(values: dict[str, Any], rules: Any) -> dict[str, Any]:
