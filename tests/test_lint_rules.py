@@ -82,11 +82,7 @@ def test_rule_case(project: Path, rule: str, case: dict[str, Any]) -> None:
             code, line, fragment = expected if len(expected) == 3 else (rule, *expected)
             file = None
         match = next(
-            (
-                f
-                for f in remaining
-                if f[0] == code and f[2] == line and fragment in f[3] and file in (None, f[1])
-            ),
+            (f for f in remaining if f[0] == code and f[2] == line and fragment in f[3] and file in (None, f[1])),
             None,
         )
         assert match is not None, f"expected {code} on {file or ''} line {line} with {fragment!r}; got {remaining}"
