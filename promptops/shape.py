@@ -23,8 +23,8 @@ from promptops.versioning import SchemaVersion
 
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 
-# Keywords that never change which documents are valid.
-_ANNOTATIONS = frozenset(
+# Keywords that never change which documents are valid (the compat engine adds the newer drafts' anchors).
+ANNOTATIONS = frozenset(
     {
         "title",
         "description",
@@ -38,11 +38,10 @@ _ANNOTATIONS = frozenset(
         "readOnly",
         "writeOnly",
         "deprecated",
-        "format",
-        "contentMediaType",
-        "contentEncoding",
     }
 )
+# What the parser leaves unchecked besides: draft 7 treats formats and content encodings as annotations.
+_UNCHECKED = ANNOTATIONS | {"format", "contentMediaType", "contentEncoding"}
 # Every validation keyword of drafts 4 to 2020-12; anything outside this set is an unknown keyword, which
 # JSON Schema validators ignore, and so do we (seed 001 carries a top-level "_meta" block).
 _VALIDATION_KEYWORDS = frozenset(
@@ -184,7 +183,7 @@ def compile_shape(schema: Mapping[str, Any], version: SchemaVersion, items_field
     array_schema = resolver.resolve(top_schema["properties"][items_field], items_field)
     if _types_of(array_schema, items_field, source) != frozenset({"array"}):
         raise ContractError(source, f"the items field {items_field!r} must have type array")
-    extra = set(array_schema) - _ANNOTATIONS - {"type", "items", "minItems", "maxItems"}
+    extra = set(array_schema) - _UNCHECKED - {"type", "items", "minItems", "maxItems"}
     if extra & _VALIDATION_KEYWORDS:
         raise ContractError(source, f"{items_field}: unsupported keyword(s) {sorted(extra & _VALIDATION_KEYWORDS)}")
     item_schema = array_schema.get("items")

@@ -20,32 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from promptops import shape
 from promptops.compat.errors import SchemaInputError
 from promptops.compat.node import JSON_TYPES, Bound, Node, canonical_types, never_node, to_fraction
 from promptops.compat.simplify import simplify
 from promptops.shape import json_equal
 
 # Keywords that never change which documents are valid.
-ANNOTATIONS = frozenset(
-    {
-        "title",
-        "description",
-        "default",
-        "examples",
-        "$comment",
-        "$schema",
-        "$id",
-        "definitions",
-        "$defs",
-        "readOnly",
-        "writeOnly",
-        "deprecated",
-        "$anchor",
-        "$dynamicAnchor",
-        "$recursiveAnchor",
-        "$vocabulary",
-    }
-)
+ANNOTATIONS = shape.ANNOTATIONS | {"$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary"}
 UNDERSTOOD = frozenset(
     {
         "type",
