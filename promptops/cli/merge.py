@@ -11,8 +11,8 @@ from typing import IO, Any
 import click
 
 from promptops import __version__
-from promptops.changes import changed_files_from_git, read_changed_files
 from promptops.cli import exits
+from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
 from promptops.merge import FORMATS, MergeOptions, ReviewerOutput, merge, to_markdown, to_result, to_sarif
@@ -35,14 +35,7 @@ def _per_contract(ctx: click.Context, param: click.Parameter, values: tuple[str,
 
 @click.command()
 @click.argument("outputs", nargs=-1, required=True, metavar="CONTRACT[:TIER]=PATH...")
-@click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file (repeatable).")
-@click.option(
-    "--changed-files-from",
-    type=click.File("r", encoding="utf-8"),
-    metavar="FILE",
-    help="File listing changed files, one per line.",
-)
-@click.option("--git-diff", "git_range", metavar="BASE...HEAD", help="Take changed files from git diff in --repo.")
+@changed_files_options()
 @click.option(
     "--repo",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -103,13 +96,9 @@ def merge_command(
     Exit codes: 0 merged, 1 an output has parser warnings (with --strict-warnings), 2 an output was rejected (the
     others are still merged and printed), 3 tool failure.
     """
-    files = list(changed)
-    if changed_files_from is not None:
-        files += read_changed_files(changed_files_from.read())
-    if git_range is not None:
-        files += changed_files_from_git(repo, git_range)
-    if not (changed or changed_files_from is not None or git_range is not None):
-        raise click.UsageError("no changed files: pass --changed-file, --changed-files-from or --git-diff")
+    files = gather_changed_files(repo, changed, changed_files_from, git_range)
+    if files is None:
+        raise click.UsageError(NO_CHANGED_FILES)
     unused = sorted((set(prompt_versions) | set(schema_versions)) - {_spec(o)[0] for o in outputs})
     if unused:
         raise click.BadParameter(

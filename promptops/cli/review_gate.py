@@ -14,8 +14,8 @@ from typing import IO, Any
 
 import click
 
-from promptops.changes import changed_files_from_git, read_changed_files
-from promptops.cli.project import Project, pass_project
+from promptops.cli.changes import changed_files_options, gather_changed_files
+from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import list_contracts
 from promptops.parsing import ChangedFiles
 from promptops.review_gate import (
@@ -49,14 +49,7 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
     show_default=True,
     help="Repository holding the evidence and its pyproject.toml.",
 )
-@click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file, for reviewer outputs.")
-@click.option(
-    "--changed-files-from",
-    type=click.File("r", encoding="utf-8"),
-    metavar="FILE",
-    help="File listing changed files, one per line, for reviewer outputs.",
-)
-@click.option("--git-diff", "git_range", metavar="BASE...HEAD", help="Changed files from git diff in --repo.")
+@changed_files_options(", for reviewer outputs")
 @click.option(
     "--block-confidence",
     type=click.FloatRange(0, 1),
@@ -66,16 +59,7 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
 )
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 when the review passes with warnings.")
 @click.option("--strict-artifacts", is_flag=True, help="Exit 2 when no review artifacts exist for the stage.")
-# Same option as promptops.cli.project.format_option, declared here because that helper's return annotation
-# (click.Option) does not type-check as a decorator under mypy --strict.
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option()
 @pass_project
 def review_gate(
     project: Project,
@@ -95,12 +79,13 @@ def review_gate(
     Exit codes: 0 Passed, PassedWithWarnings, Skipped or NotApplicable; 1 PassedWithWarnings with
     --strict-warnings; 2 Failed (escalate to a human), or Skipped with --strict-artifacts; 3 tool failure.
     """
+    files = gather_changed_files(repo, changed, changed_files_from, git_range)
     policy = ReviewPolicy(
         strict_warnings=strict_warnings, strict_artifacts=strict_artifacts, topology=load_topology(repo)
     )
     provider = ReviewerOutputs(
         contracts={name: project.contract(name) for name in list_contracts(project.root)},
-        changed_files=_changed_files(repo, changed, changed_files_from, git_range),
+        changed_files=None if files is None else ChangedFiles(files),
         block_confidence=block_confidence,
     )
     request = ReviewRequest(
@@ -115,20 +100,6 @@ def review_gate(
     else:
         click.echo("\n".join(render_text(result)))
     return result.exit_code
-
-
-def _changed_files(
-    repo: Path, changed: tuple[str, ...], listing: IO[str] | None, git_range: str | None
-) -> ChangedFiles | None:
-    """The review target's changed files for reviewer outputs, or None when no source was given."""
-    if not changed and listing is None and git_range is None:
-        return None
-    paths = list(changed)
-    if listing is not None:
-        paths += read_changed_files(listing.read())
-    if git_range is not None:
-        paths += changed_files_from_git(repo, git_range)
-    return ChangedFiles(paths)
 
 
 def load_topology(repo: Path) -> Topology:

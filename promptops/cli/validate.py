@@ -11,8 +11,8 @@ from typing import IO, Any
 import click
 import msgspec
 
-from promptops.changes import changed_files_from_git, read_changed_files
 from promptops.cli import exits
+from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
@@ -27,14 +27,7 @@ from promptops.versioning import PromptVersion, SchemaVersion
     metavar="NAME",
     help="Validate with one of the contract's tiers (e.g. merge or detail); default: the full schema.",
 )
-@click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file (repeatable).")
-@click.option(
-    "--changed-files-from",
-    type=click.File("r", encoding="utf-8"),
-    metavar="FILE",
-    help="File listing changed files, one per line.",
-)
-@click.option("--git-diff", "git_range", metavar="BASE...HEAD", help="Take changed files from git diff in --repo.")
+@changed_files_options()
 @click.option(
     "--repo",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -81,19 +74,19 @@ def validate(
         allow_prompt_patch_drift=allow_prompt_patch_drift,
     )
     parser = Parser(contract, policy)
-    sources: list[str] = list(changed)
-    if changed_files_from is not None:
-        sources += read_changed_files(changed_files_from.read())
-    if git_range is not None:
-        sources += changed_files_from_git(repo, git_range)
-    given = bool(changed or changed_files_from is not None or git_range is not None)
+    sources = gather_changed_files(repo, changed, changed_files_from, git_range)
     request_versions = (str(policy.schema_floor), str(policy.prompt_version))
     if batch is not None:
         return _validate_batch(
-            parser, batch, ChangedFiles(sources) if given else None, request_versions, output_format, strict_warnings
+            parser,
+            batch,
+            None if sources is None else ChangedFiles(sources),
+            request_versions,
+            output_format,
+            strict_warnings,
         )
-    if not given:
-        raise click.UsageError("no changed files: pass --changed-file, --changed-files-from or --git-diff")
+    if sources is None:
+        raise click.UsageError(NO_CHANGED_FILES)
     outcome = _parse(parser, response.read(), ChangedFiles(sources), request_versions)
     if output_format == "json":
         sys.stdout.buffer.write(msgspec.json.encode(outcome.to_dict()) + b"\n")
