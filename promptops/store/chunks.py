@@ -85,14 +85,17 @@ def parse_chunk(
 _WORKER_PARSERS: ParserCache | None = None
 
 
-def start_worker(parsers: ParserCache) -> None:
+def start_worker(parsers: ParserCache, parent: int) -> None:
+    """Set up a parser worker of the ingest process ``parent`` (its pid, as the parent saw it)."""
     global _WORKER_PARSERS
     _WORKER_PARSERS = parsers
     # Ctrl-C reaches the whole process group: the ingest process handles it (and stops its workers); a
     # worker's own KeyboardInterrupt would only print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # A worker whose ingest process died (even by SIGKILL) would wait forever for work: leave with it.
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    # A worker whose ingest process died (even by SIGKILL) would wait forever for work: leave with it. The
+    # parent's pid comes from the parent: had it died before this ran, getppid() here would already name
+    # the process that adopted the worker, and the worker would never leave.
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
 def _exit_with_parent(parent: int) -> None:

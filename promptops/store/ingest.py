@@ -16,6 +16,7 @@ Guarantees (README "Diagnostics store"):
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -202,7 +203,7 @@ class _Run:
                 processes,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=start_worker,
-                initargs=(parsers,),
+                initargs=(parsers, os.getpid()),
             )
 
     def progress(self, consumed: int) -> None:
