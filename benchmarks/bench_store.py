@@ -35,12 +35,13 @@ import corpus
 import duckdb
 import pyarrow as pa
 import response_logs
+import synthetic
 
 from promptops import ChangedFiles, Parser, load_contract
 from promptops.cli.ingest import AUTO_WORKERS_BYTES
 from promptops.store import ParserCache, RatesQuery, Recorder, Store, ingest_logs, rates
 from promptops.store.batch import BatchBuilder, diagnostics_table
-from promptops.store.store import INSERT_DIAGNOSTICS
+from promptops.store.store import insert_diagnostics
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL = 50_000  # distinct responses recycled through the logs (generating one costs more than parsing it)
@@ -112,18 +113,19 @@ def _diagnostic_rows(parser: Parser, work: Path, scale: float, pool: int) -> Non
             None,
             None,
         )
-    # (a) the store's diagnostics insert: the parser's Diagnostic objects -> Arrow (the response's id and
-    # slicing columns gathered from the batch's responses by Arrow) -> one INSERT, in one transaction.
-    staged = builder.take().responses
+    # (a) the store's diagnostics insert: the parser's Diagnostic objects -> Arrow (the response's id and time
+    # gathered from the batch's responses by Arrow) -> the slices they name -> one INSERT, in one transaction.
+    staged = builder.take()
+    slice_numbers = staged.diagnostics.column("slice").to_pylist()
     diagnostics = [d for i in range(count) for d in noisy[i % len(noisy)].diagnostics]
     owners = [i for i in range(count) for _ in noisy[i % len(noisy)].diagnostics]
     seqs = [k for i in range(count) for k in range(len(noisy[i % len(noisy)].diagnostics))]
     with Store.open(work / "bulk.duckdb") as store:
         con = store.connection
         started = time.perf_counter()
-        con.register("_po_diagnostics", diagnostics_table(diagnostics, owners, seqs, staged))
         con.execute("BEGIN TRANSACTION")
-        con.execute(INSERT_DIAGNOSTICS, {"batch": 1})
+        table = diagnostics_table(diagnostics, owners, seqs, slice_numbers, staged.responses)
+        insert_diagnostics(con, table, staged.slices, 1)
         con.execute("COMMIT")
         bulk_seconds = time.perf_counter() - started
         rows = store.count("diagnostics")
@@ -319,22 +321,7 @@ def _generate(con: duckdb.DuckDBPyConnection, count: int) -> None:
                0 AS n_diagnostics, p % 211 = 7 AS extracted, p % 251 = 3 AS truncated,
                (i // 20000)::BIGINT AS batch_id, NULL AS source, NULL AS source_line
         FROM base""")
-    con.execute("""
-        INSERT INTO diagnostics BY NAME
-        SELECT response_id, k AS seq,
-               CASE WHEN k = 0 AND findings_dropped > 0
-                    THEN (['invalid_enum', 'missing_required_field', 'file_not_in_changed_files', 'invalid_line'])
-                         [1 + (id_hash % 4)::BIGINT]
-                    ELSE (['trimmed_whitespace', 'converted_numeric_string', 'normalized_path_separator'])
-                         [1 + (id_hash % 3)::BIGINT] END AS code,
-               CASE WHEN k = 0 AND findings_dropped > 0 THEN 'warning' ELSE 'info' END AS level,
-               printf('findings[%d].%s', id_hash % 6,
-                      (['line', 'file', 'title', 'severity'])[1 + (id_hash % 4)::BIGINT]) AS path,
-               (id_hash % 6)::INTEGER AS finding_index, 'F1' AS finding_id, 'generated diagnostic' AS message,
-               contract, ts, rollout_id, arm, model, prompt_version, schema_version, schema_floor, prompt_pin, batch_id
-        FROM responses, range(2) AS g(k)
-        WHERE (k = 0 AND (findings_dropped > 0 OR coercions > 0)) OR (k = 1 AND findings_dropped > 0 AND coercions > 0)
-        """)
+    synthetic.diagnostics(con)
 
 
 # ---- 4. peak memory ----------------------------------------------------------------------------------------

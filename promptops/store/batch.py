@@ -15,10 +15,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from promptops.parsing import Diagnostic, ParseOutcome
 from promptops.parsing.diagnostics import COERCION_CODES
 from promptops.policy import ParserPolicy
+from promptops.store.ddl import SLICE_COLUMNS
 from promptops.store.store import Batch, Store, WriteResult
 from promptops.store.traces import TraceBuilder
 
@@ -60,18 +62,8 @@ RESPONSE_SCHEMA = pa.schema(
         ("source_line", _I32),
     ]
 )
-# The response columns every diagnostic row repeats (see ddl.py: rate queries then never join).
-RESPONSE_COPIES = (
-    "contract",
-    "ts",
-    "rollout_id",
-    "arm",
-    "model",
-    "prompt_version",
-    "schema_version",
-    "schema_floor",
-    "prompt_pin",
-)
+# A diagnostic row names its response's slice (ddl.SLICE_COLUMNS) by its place in the batch's slices table;
+# the store turns that into the slice's key when it writes the batch (Store.write).
 DIAGNOSTIC_SCHEMA = pa.schema(
     [
         ("response_id", _STR),
@@ -82,19 +74,23 @@ DIAGNOSTIC_SCHEMA = pa.schema(
         ("finding_index", _I32),
         ("finding_id", _STR),
         ("message", _STR),
-        *((name, RESPONSE_SCHEMA.field(name).type) for name in RESPONSE_COPIES),
+        ("ts", RESPONSE_SCHEMA.field("ts").type),
+        ("slice", _I32),
     ]
 )
+SLICE_SCHEMA = pa.schema([("slice", _I32), *((name, _STR) for name in SLICE_COLUMNS)])
 
 
-def diagnostics_table(diagnostics: list[Diagnostic], rows: list[int], seqs: list[int], responses: pa.Table) -> pa.Table:
-    """Diagnostic rows: each Diagnostic, the index of its response in ``responses`` and its place there.
+def diagnostics_table(
+    diagnostics: list[Diagnostic], rows: list[int], seqs: list[int], slices: list[int], responses: pa.Table
+) -> pa.Table:
+    """Diagnostic rows: each Diagnostic, the index of its response in ``responses``, its place there and the
+    number of its response's slice.
 
-    Only the diagnostic's own fields cross from Python objects; the response's id and slicing columns are
-    gathered by Arrow (``take``), in C, with no per-row Python work and no join in DuckDB.
+    Only the diagnostic's own fields cross from Python objects; the response's id and time are gathered by
+    Arrow (``take``), in C, with no per-row Python work and no join in DuckDB.
     """
-    index = pa.array(rows, type=_I32)
-    copied = responses.select(["response_id", *RESPONSE_COPIES]).take(index)
+    copied = responses.select(["response_id", "ts"]).take(pa.array(rows, type=_I32))
     return pa.Table.from_arrays(
         [
             copied.column("response_id"),
@@ -105,10 +101,39 @@ def diagnostics_table(diagnostics: list[Diagnostic], rows: list[int], seqs: list
             pa.array([d.finding_index for d in diagnostics], type=_I32),
             pa.array([d.finding_id for d in diagnostics], type=_STR),
             pa.array([d.message for d in diagnostics], type=_STR),
-            *(copied.column(name) for name in RESPONSE_COPIES),
+            copied.column("ts"),
+            pa.array(slices, type=_I32),
         ],
         schema=DIAGNOSTIC_SCHEMA,
     )
+
+
+def slices_table(slices: Sequence[tuple[str | None, ...]]) -> pa.Table:
+    """The slices table of a batch: row ``i`` is slice number ``i``, its values in ddl.SLICE_COLUMNS order."""
+    columns = list(zip(*slices)) if slices else [() for _ in SLICE_COLUMNS]  # noqa: B905
+    return pa.Table.from_arrays(
+        [pa.array(range(len(slices)), type=_I32), *(pa.array(column, type=_STR) for column in columns)],
+        schema=SLICE_SCHEMA,
+    )
+
+
+def concat_diagnostics(parts: Sequence[tuple[pa.Table, pa.Table]]) -> tuple[pa.Table, pa.Table]:
+    """The (diagnostics, slices) of several batches as one pair: each part's slice numbers move past the
+    earlier parts'. A slice present in several parts appears once per part; the store keeps one."""
+    diagnostics, slices, offset = [], [], 0
+    for part_diagnostics, part_slices in parts:
+        if offset:
+            shift = pa.scalar(offset, type=_I32)
+            part_diagnostics = part_diagnostics.set_column(
+                part_diagnostics.schema.get_field_index("slice"), "slice", pc.add(part_diagnostics["slice"], shift)
+            )
+            part_slices = part_slices.set_column(0, "slice", pc.add(part_slices["slice"], shift))
+        diagnostics.append(part_diagnostics)
+        slices.append(part_slices)
+        offset += part_slices.num_rows
+    if not parts:
+        return DIAGNOSTIC_SCHEMA.empty_table(), SLICE_SCHEMA.empty_table()
+    return pa.concat_tables(diagnostics), pa.concat_tables(slices)
 
 
 class BatchBuilder:
@@ -127,6 +152,8 @@ class BatchBuilder:
         self._diag_row: list[int] = []  # index of the diagnostic's response in _rows
         self._diag_seq: list[int] = []
         self._diags: list[Diagnostic] = []
+        self._diag_slice: list[int] = []  # number of the diagnostic's response's slice in _slices
+        self._slices: dict[tuple[str | None, ...], int] = {}
         self._duplicates = 0
         self._policies: dict[int, tuple[ParserPolicy, str, str, bool]] = {}
 
@@ -172,6 +199,19 @@ class BatchBuilder:
             self._diags.extend(diagnostics)
             self._diag_row.extend([len(self._rows)] * count)
             self._diag_seq.extend(range(count))
+            # ddl.SLICE_COLUMNS, in that order; only responses with diagnostics need their slice.
+            key = (
+                contract,
+                rollout_id,
+                arm,
+                model,
+                outcome.prompt_version,
+                outcome.schema_version,
+                cached[1],
+                cached[2],
+            )
+            number = self._slices.setdefault(key, len(self._slices))
+            self._diag_slice.extend([number] * count)
         reason = outcome.reason
         self._rows.append(
             (
@@ -212,8 +252,8 @@ class BatchBuilder:
             [pa.array(column, type=field.type) for column, field in zip(columns, RESPONSE_SCHEMA, strict=True)],
             schema=RESPONSE_SCHEMA,
         )
-        diagnostics = diagnostics_table(self._diags, self._diag_row, self._diag_seq, responses)
-        batch = Batch(responses, diagnostics, self._duplicates)
+        diagnostics = diagnostics_table(self._diags, self._diag_row, self._diag_seq, self._diag_slice, responses)
+        batch = Batch(responses, diagnostics, slices_table(list(self._slices)), self._duplicates)
         self._reset()
         return batch
 

@@ -25,6 +25,7 @@ from promptops.store.policies import ParserCache
 class ChunkResult:
     responses: pa.Table
     diagnostics: pa.Table
+    slices: pa.Table  # the slices the diagnostics name by number (batch.SLICE_SCHEMA)
     records: int  # non-empty lines
     duplicates: int  # ids repeated inside the chunk, or in ``skip``
     bad: list[tuple[int, str]]  # (line, problem)
@@ -77,7 +78,7 @@ def parse_chunk(
             number,
         )
     batch = builder.take()
-    return ChunkResult(batch.responses, batch.diagnostics, records, batch.duplicates + skipped, bad)
+    return ChunkResult(batch.responses, batch.diagnostics, batch.slices, records, batch.duplicates + skipped, bad)
 
 
 # ---- worker processes ----------------------------------------------------------------------------------

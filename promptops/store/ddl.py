@@ -42,6 +42,29 @@ class Migration:
     statements: tuple[str, ...]
 
 
+# The response columns that diagnostics are sliced by in rate queries. A diagnostic row holds their
+# ``slice_key``: 64 bits of md5 of the values as a JSON array, so the key depends only on the values and the
+# slices of many stores merge in one Parquet directory.
+SLICE_COLUMNS = (
+    "contract",
+    "rollout_id",
+    "arm",
+    "model",
+    "prompt_version",
+    "schema_version",
+    "schema_floor",
+    "prompt_pin",
+)
+SLICE_KEY = f"md5_number_lower(to_json([{', '.join(SLICE_COLUMNS)}]))"
+_SLICE_COLUMNS_DDL = """contract VARCHAR NOT NULL,
+                rollout_id VARCHAR,
+                arm VARCHAR,
+                model VARCHAR,
+                prompt_version VARCHAR,
+                schema_version VARCHAR,
+                schema_floor VARCHAR NOT NULL,
+                prompt_pin VARCHAR NOT NULL"""
+
 _SCHEMA_VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL,
@@ -88,8 +111,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 source_line INTEGER
             )""",
             # One row per diagnostic, in the parser's order (seq). The response's slicing columns are copied in
-            # when the batch is built (gathered by Arrow, no per-row Python work) so that rate queries never join
-            # 10^7 rows.
+            # when the batch is built so that rate queries never join 10^7 rows (until migration 3, which
+            # moves them to the small slices table).
             """CREATE TABLE IF NOT EXISTS diagnostics (
                 response_id VARCHAR NOT NULL,
                 seq INTEGER NOT NULL,
@@ -159,6 +182,40 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE batches ADD COLUMN trace_duplicates INTEGER NOT NULL DEFAULT 0",
         ),
     ),
+    Migration(
+        3,
+        "diagnostics name their response's slice (slices table) instead of copying its columns",
+        (
+            # Each distinct combination of the response columns that rates slice diagnostics by, once. Storing
+            # them per diagnostic made every diagnostic row carry eight strings, which halved insert speed.
+            f"""CREATE TABLE IF NOT EXISTS slices (
+                slice_key UBIGINT NOT NULL,
+                {_SLICE_COLUMNS_DDL}
+            )""",
+            f"INSERT INTO slices SELECT DISTINCT {SLICE_KEY} AS slice_key, {', '.join(SLICE_COLUMNS)} FROM diagnostics",
+            # Rebuilt rather than altered so the columns keep the order a new store has.
+            """CREATE TABLE diagnostics_v3 (
+                response_id VARCHAR NOT NULL,
+                seq INTEGER NOT NULL,
+                code VARCHAR NOT NULL,
+                level VARCHAR NOT NULL,
+                path VARCHAR,
+                finding_index INTEGER,
+                finding_id VARCHAR,
+                message VARCHAR NOT NULL,
+                ts TIMESTAMP NOT NULL,
+                slice_key UBIGINT NOT NULL,
+                batch_id BIGINT NOT NULL
+            )""",
+            f"""INSERT INTO diagnostics_v3
+                SELECT response_id, seq, code, level, path, finding_index, finding_id, message, ts,
+                       {SLICE_KEY}, batch_id
+                FROM diagnostics""",
+            "DROP VIEW IF EXISTS diagnostic_facts",  # the only view over diagnostics; recreated after migrating
+            "DROP TABLE diagnostics",
+            "ALTER TABLE diagnostics_v3 RENAME TO diagnostics",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -204,17 +261,11 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("finding_index", "INTEGER"),
         ("finding_id", "VARCHAR"),
         ("message", "VARCHAR"),
-        ("contract", "VARCHAR"),
         ("ts", "TIMESTAMP"),
-        ("rollout_id", "VARCHAR"),
-        ("arm", "VARCHAR"),
-        ("model", "VARCHAR"),
-        ("prompt_version", "VARCHAR"),
-        ("schema_version", "VARCHAR"),
-        ("schema_floor", "VARCHAR"),
-        ("prompt_pin", "VARCHAR"),
+        ("slice_key", "UBIGINT"),
         ("batch_id", "BIGINT"),
     ),
+    "slices": (("slice_key", "UBIGINT"), *((name, "VARCHAR") for name in SLICE_COLUMNS)),
     "traces": (
         ("run_id", "VARCHAR"),
         ("run_hash", "UBIGINT"),
@@ -263,7 +314,7 @@ VIEWS: tuple[str, ...] = (
                 WHEN level = 'warning' AND code IN ({_sql_list(DROP_CODES)}) THEN 'drop'
                 ELSE 'note' END AS kind,
            regexp_replace(path, '\\[[0-9]+\\]', '[]', 'g') AS field
-    FROM diagnostics""",
+    FROM diagnostics JOIN slices USING (slice_key)""",
     """CREATE OR REPLACE VIEW daily_rates AS
     SELECT contract, rollout_id, arm, prompt_version, schema_version, schema_floor, prompt_pin, day,
            count(*) AS responses,

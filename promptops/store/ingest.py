@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from promptops.errors import PromptopsError
+from promptops.store.batch import concat_diagnostics
 from promptops.store.chunks import ChunkResult, parse_chunk, parse_chunk_in_worker, start_worker
 from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments
 from promptops.store.policies import ParserCache
@@ -291,7 +292,7 @@ class _Run:
             responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
             diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
             report.duplicates += len(ids) - responses.num_rows
-            result = ChunkResult(responses, diagnostics, result.records, result.duplicates, result.bad)
+            result = ChunkResult(responses, diagnostics, result.slices, result.records, result.duplicates, result.bad)
         self._pending_ids.update(ids)
         self._pending.append(result)
         self._pending_rows += responses.num_rows
@@ -304,10 +305,8 @@ class _Run:
         if not self._pending_rows:
             self._pending, self._pending_ids = [], set()
             return
-        batch = Batch(
-            pa.concat_tables([r.responses for r in self._pending]),
-            pa.concat_tables([r.diagnostics for r in self._pending]),
-        )
+        diagnostics, slices = concat_diagnostics([(r.diagnostics, r.slices) for r in self._pending])
+        batch = Batch(pa.concat_tables([r.responses for r in self._pending]), diagnostics, slices)
         self._pending, self._pending_ids, self._pending_rows = [], set(), 0
         self.wait()
         self._in_flight = (report, self._writer.submit(self._store.write, batch, writer="ingest"))

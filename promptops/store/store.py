@@ -32,13 +32,18 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 DEFAULT_MEMORY_LIMIT = "256MB"
 _LOCK_MESSAGE = "Could not set lock on file"
 
-# A batch's two inserts, from the Arrow tables registered as _po_responses and _po_diagnostics (whose rows
-# already carry their response's slicing columns, see batch.diagnostics_table).
+# A batch's inserts, from the Arrow tables registered as _po_responses, _po_slices and _po_diagnostics (see
+# batch.py: a diagnostic row names its slice by number in _po_slices until insert_diagnostics keys it).
 INSERT_RESPONSES = (
     "INSERT INTO responses BY NAME SELECT *, md5_number_lower(response_id) AS id_hash, $batch AS batch_id "
     "FROM _po_responses"
 )
 INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
+_SLICE_KEYS = f"SELECT {ddl.SLICE_KEY} FROM _po_slices ORDER BY slice"
+_INSERT_SLICES = (
+    f"INSERT INTO slices SELECT DISTINCT {ddl.SLICE_KEY} AS slice_key, {', '.join(ddl.SLICE_COLUMNS)} "
+    f"FROM _po_slices WHERE {ddl.SLICE_KEY} NOT IN (SELECT slice_key FROM slices)"
+)
 INSERT_TRACES = (
     "INSERT INTO traces BY NAME SELECT *, md5_number_lower(run_id) AS run_hash, $batch AS batch_id FROM _po_traces"
 )
@@ -47,11 +52,12 @@ _PID = re.compile(r"\(PID (\d+)\)")
 
 @dataclass(frozen=True)
 class Batch:
-    """Responses and their diagnostics in columnar form (``promptops.store.batch``: RESPONSE_SCHEMA and
-    DIAGNOSTIC_SCHEMA, the latter with each response's slicing columns already copied in)."""
+    """Responses and their diagnostics in columnar form (``promptops.store.batch``: RESPONSE_SCHEMA,
+    DIAGNOSTIC_SCHEMA, and SLICE_SCHEMA for the slices the diagnostics name by number)."""
 
     responses: pa.Table
     diagnostics: pa.Table
+    slices: pa.Table
     duplicates: int = 0  # response ids repeated inside the batch, already left out
     traces: pa.Table = field(default_factory=lambda: _no_traces())  # re-ask trace steps (traces.TRACE_SCHEMA)
     trace_duplicates: int = 0  # (run_id, attempt) repeated inside the batch, already left out
@@ -177,7 +183,9 @@ class Store:
                 if responses.num_rows == 0 and traces.num_rows == 0:
                     con.execute("ROLLBACK")
                     return WriteResult(None, 0, 0, duplicates, 0, trace_duplicates)
-                batch_id = self._insert(responses, diagnostics, traces, writer, duplicates, trace_duplicates)
+                batch_id = self._insert(
+                    responses, diagnostics, batch.slices, traces, writer, duplicates, trace_duplicates
+                )
                 con.execute("COMMIT")
             except duckdb.Error as problem:
                 con.execute("ROLLBACK")
@@ -258,6 +266,7 @@ class Store:
         self,
         responses: pa.Table,
         diagnostics: pa.Table,
+        slices: pa.Table,
         traces: pa.Table,
         writer: str,
         duplicates: int,
@@ -269,7 +278,6 @@ class Store:
             (name, table, statement)
             for name, table, statement in (
                 ("_po_responses", responses, INSERT_RESPONSES),
-                ("_po_diagnostics", diagnostics, INSERT_DIAGNOSTICS),
                 ("_po_traces", traces, INSERT_TRACES),
             )
             if table.num_rows
@@ -279,6 +287,8 @@ class Store:
         try:
             for _, _, statement in inserts:
                 con.execute(statement, {"batch": batch_id})
+            if diagnostics.num_rows:
+                insert_diagnostics(con, diagnostics, slices, batch_id)
             con.execute(
                 "INSERT INTO batches (batch_id, committed_at, writer, responses, diagnostics, duplicates, traces, "
                 "trace_duplicates) VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?)",
@@ -296,6 +306,28 @@ class Store:
             for name, _, _ in inserts:
                 con.unregister(name)
         return batch_id
+
+
+def insert_diagnostics(con: duckdb.DuckDBPyConnection, diagnostics: pa.Table, slices: pa.Table, batch_id: int) -> None:
+    """Insert a batch's diagnostic rows and the slices they name that the store lacks, in the caller's
+    transaction. The slice numbers become slice keys here, with Arrow's ``take``: DuckDB computes the keys
+    (ddl.SLICE_KEY) for the few slices only, never per diagnostic row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    con.register("_po_slices", slices)
+    try:
+        keys = pa.array([row[0] for row in con.execute(_SLICE_KEYS).fetchall()], type=pa.uint64())
+        con.execute(_INSERT_SLICES)
+    finally:
+        con.unregister("_po_slices")
+    numbers = diagnostics.schema.get_field_index("slice")
+    keyed = diagnostics.set_column(numbers, "slice_key", pc.take(keys, diagnostics.column(numbers)))
+    con.register("_po_diagnostics", keyed)
+    try:
+        con.execute(INSERT_DIAGNOSTICS, {"batch": batch_id})
+    finally:
+        con.unregister("_po_diagnostics")
 
 
 def _no_traces() -> pa.Table:

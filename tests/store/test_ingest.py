@@ -71,7 +71,7 @@ def test_store_is_consistent_with_the_parser(
         outcome = parser.parse(record["raw"], ChangedFiles(record["changed_files"]))
         stored = con.execute(
             "SELECT code, level, path, finding_index, finding_id, message, arm, rollout_id, contract "
-            "FROM diagnostics WHERE response_id = ? ORDER BY seq",
+            "FROM diagnostic_facts WHERE response_id = ? ORDER BY seq",
             [record["response_id"]],
         ).fetchall()
         expected = [

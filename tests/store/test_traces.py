@@ -14,16 +14,15 @@ from typing import Any
 import duckdb
 import pytest
 
-from promptops import ChangedFiles, Parser, load_contract
+from promptops import load_contract
 from promptops.cli import run
 from promptops.reask import Asker, MemorySink, ModelReply, TraceStep
 from promptops.render import Renderer
 from promptops.store import ParserCache, RatesQuery, Recorder, Store, export_parquet, ingest_logs, open_parquet, rates
-from promptops.store.batch import BatchBuilder
-from promptops.store.ddl import LATEST_VERSION, MIGRATIONS, TABLE_COLUMNS
-from promptops.store.store import INSERT_DIAGNOSTICS, INSERT_RESPONSES
-from tests.helpers import CHANGED, REPO_ROOT, Script, finding, response, text
+from promptops.store.ddl import MIGRATIONS, TABLE_COLUMNS
+from tests.helpers import CHANGED, REPO_ROOT, Script
 from tests.store.conftest import relative_to
+from tests.store.old_stores import WIDE_DIAGNOSTIC_COLUMNS, old_store, sample_batches
 from tests.store.runs import INVALID, drive, review_asker, ticking, valid
 
 TRACE_COLUMNS = ", ".join(name for name, _ in TABLE_COLUMNS["traces"])
@@ -135,47 +134,6 @@ def test_a_malformed_step_fails_its_own_call_and_keeps_what_was_recorded(
         assert store.connection.execute("SELECT DISTINCT run_id FROM traces").fetchall() == [("run-a",)]
 
 
-def _version_1_store(path: Path) -> None:
-    """A store as promptops wrote it before migration 2: migration 1's frozen statements and one batch, written
-    with the insert statements the store uses."""
-    parser = Parser(load_contract(REPO_ROOT, "review-result"))
-    changed = ChangedFiles(CHANGED)
-    builder = BatchBuilder()
-    for i, raw in enumerate([text(response()), text(response([finding(1, line="7")])), "not json"]):
-        builder.add(
-            parser.parse(raw, changed),
-            parser.policy,
-            f"r{i}",
-            datetime(2025, 5, 1, 12, i),
-            "review-result",
-            "review-v7",
-            "candidate",
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-        )
-    batch = builder.take()
-    con = duckdb.connect(str(path))
-    con.execute(
-        "CREATE TABLE schema_version (version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
-    )
-    for statement in MIGRATIONS[0].statements:
-        con.execute(statement)
-    con.execute("INSERT INTO schema_version VALUES (1, ?, now()::TIMESTAMP)", [MIGRATIONS[0].name])
-    con.register("_po_responses", batch.responses)
-    con.register("_po_diagnostics", batch.diagnostics)
-    con.execute(INSERT_RESPONSES, {"batch": 1})
-    con.execute(INSERT_DIAGNOSTICS, {"batch": 1})
-    con.execute(
-        "INSERT INTO batches VALUES (1, TIMESTAMP '2025-05-01 12:05:00', 'recorder', ?, ?, 0)",
-        [batch.responses.num_rows, batch.diagnostics.num_rows],
-    )
-    con.close()
-
-
 def _dump(path: Path, *tables: str) -> dict[str, list[tuple[Any, ...]]]:
     with closing(duckdb.connect(str(path), read_only=True)) as con:
         return {table: con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall() for table in tables}
@@ -183,9 +141,10 @@ def _dump(path: Path, *tables: str) -> dict[str, list[tuple[Any, ...]]]:
 
 def test_a_store_from_before_traces_upgrades_in_place(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = project / "old.duckdb"
-    _version_1_store(path)
-    before = _dump(path, "responses", "diagnostics", "batches", "store_meta")
-    assert LATEST_VERSION == 2 and "traces" not in str(_dump(path, "duckdb_tables()"))
+    old_store(path, 1, sample_batches()[:1])
+    before = _dump(path, "responses", "batches", "store_meta")
+    before_diagnostics = _dump(path, f"(SELECT {WIDE_DIAGNOSTIC_COLUMNS} FROM diagnostics)")
+    assert "traces" not in str(_dump(path, "duckdb_tables()"))
 
     # A read-only command (rates) finds the store stale and upgrades it first.
     code = run(
@@ -200,8 +159,12 @@ def test_a_store_from_before_traces_upgrades_in_place(project: Path, capsys: pyt
         {"count": 0, "total": 0, "rate": None},
     )
 
-    after = _dump(path, "responses", "diagnostics", "batches", "store_meta", "schema_version")
-    assert after["responses"] == before["responses"] and after["diagnostics"] == before["diagnostics"]
+    after = _dump(path, "responses", "batches", "store_meta", "schema_version")
+    assert after["responses"] == before["responses"]
+    # Later migrations reshape diagnostics (3: slices); the rate view still shows the very same rows.
+    assert list(_dump(path, f"(SELECT {WIDE_DIAGNOSTIC_COLUMNS} FROM diagnostic_facts)").values()) == list(
+        before_diagnostics.values()
+    )
     assert after["batches"] == [(*row, 0, 0) for row in before["batches"]]  # no trace steps in old batches
     assert [row[:2] for row in after["schema_version"]] == [(m.version, m.name) for m in MIGRATIONS]
     store_ids = [row for row in after["store_meta"] if row[0] == "store_id"]
