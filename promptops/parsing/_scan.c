@@ -417,11 +417,80 @@ span_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(-1);
 }
 
+/* placed(items, path, line, end_line, ident, normal, unset) -> int: the typed fast path's checks on decoded
+ * findings (typed.py holds the reference version). Attribute names may be None. 1 when some finding names a
+ * path outside `normal` or has end_line < line (UNSET members are absent and pass); otherwise 2 when two ids
+ * are equal (so the exact walk is worth making), else 0. One C loop instead of several Python iterations. */
+static PyObject *
+placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_Check(args[0]) || !PyAnySet_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, normal: frozenset, unset)");
+        return NULL;
+    }
+    PyObject *items = args[0], *path = args[1], *line = args[2], *end = args[3], *ident = args[4];
+    PyObject *normal = args[5], *unset = args[6];
+    int check_lines = line != Py_None && end != Py_None;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (path != Py_None) {
+            PyObject *value = PyObject_GetAttr(item, path);
+            if (value == NULL)
+                return NULL;
+            int found = value == unset ? 1 : PySet_Contains(normal, value);
+            Py_DECREF(value);
+            if (found < 0)
+                return NULL;
+            if (!found)
+                return PyLong_FromLong(1);
+        }
+        if (check_lines) {
+            PyObject *last = PyObject_GetAttr(item, end);
+            if (last == NULL)
+                return NULL;
+            if (last != unset) {
+                PyObject *first = PyObject_GetAttr(item, line);
+                if (first == NULL) {
+                    Py_DECREF(last);
+                    return NULL;
+                }
+                int before = PyObject_RichCompareBool(last, first, Py_LT);
+                Py_DECREF(first);
+                if (before != 0) {
+                    Py_DECREF(last);
+                    return before < 0 ? NULL : PyLong_FromLong(1);
+                }
+            }
+            Py_DECREF(last);
+        }
+    }
+    if (ident == Py_None || n < 2)
+        return PyLong_FromLong(0);
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = PyObject_GetAttr(PyList_GET_ITEM(items, i), ident);
+        if (value == NULL || PySet_Add(seen, value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(seen);
+            return NULL;
+        }
+        Py_DECREF(value);
+    }
+    Py_ssize_t distinct = PySet_GET_SIZE(seen);
+    Py_DECREF(seen);
+    return PyLong_FromLong(distinct == n ? 0 : 2);
+}
+
 static PyMethodDef methods[] = {
     {"clean", clean, METH_O,
      "True when no JSON string starts or ends with whitespace and no object repeats a key (conservative)."},
     {"span_end", (PyCFunction)(void (*)(void))span_end, METH_FASTCALL,
      "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
+    {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
+     "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,2 +1,12 @@
 def clean(data: object, /) -> bool: ...
 def span_end(text: str, start: int, /) -> int: ...
+def placed(
+    items: list[object],
+    path: str | None,
+    line: str | None,
+    end_line: str | None,
+    ident: str | None,
+    normal: frozenset[str],
+    unset: object,
+    /,
+) -> int: ...

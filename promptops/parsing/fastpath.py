@@ -18,8 +18,8 @@ import msgspec
 from promptops.errors import VersionError
 from promptops.parsing.diagnostics import ParseOutcome
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.scan import native, python_clean
-from promptops.parsing.typed import DECODE_ERRORS, TypedShape
+from promptops.parsing.scan import native, native_placed, python_clean
+from promptops.parsing.typed import DECODE_ERRORS, PLACE_IDS_REPEAT, PLACE_OUT, UNSET, TypedShape
 from promptops.parsing.versions import VersionGate
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -33,6 +33,7 @@ class FastPath:
         self.typed = typed
         self._gate = gate
         self._native = native if speedups else None
+        self._placed = native_placed if speedups else None
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
 
     def scan(self, data: bytes | str) -> bool | None:
@@ -68,11 +69,15 @@ class FastPath:
         items = typed.items(obj)
         if scanned is None and not self._python_gate(data, obj, items):
             return None
-        if not typed.in_place(items, changed):
+        if self._placed is not None:
+            placed = self._placed(items, *typed.place_names, changed.normal, UNSET)
+        else:
+            placed = typed.placed(items, changed)
+        if placed == PLACE_OUT:
             return None
         if typed.has_open_objects and not typed.shallow(obj, items, max_depth):
             return None
-        diagnostics = typed.duplicate_ids(items) if items else []
+        diagnostics = typed.duplicate_ids(items) if placed == PLACE_IDS_REPEAT else []
         return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))
 
     def versions_ok(self, versions: tuple[Any, Any]) -> bool:

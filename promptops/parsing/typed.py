@@ -27,6 +27,7 @@ from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 UNSET = msgspec.UNSET
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
 _is_set = functools.partial(operator.is_not, UNSET)
+PLACE_OK, PLACE_OUT, PLACE_IDS_REPEAT = 0, 1, 2  # verdicts of TypedShape.placed and scan.native_placed
 
 
 class _Inexpressible(Exception):
@@ -70,6 +71,13 @@ class TypedShape:
         self._line = attr(item_names[roles.line]) if roles.line else None
         self._end_line = attr(item_names[roles.end_line]) if roles.line and roles.end_line else None
         self._id = attr(item_names[roles.id]) if roles.id else None
+        # Attribute names for the C twin of ``placed`` (scan.native_placed); None where the role is absent.
+        self.place_names: tuple[str | None, str | None, str | None, str | None] = (
+            item_names[roles.path] if roles.path else None,
+            item_names[roles.line] if roles.line else None,
+            item_names[roles.end_line] if roles.line and roles.end_line else None,
+            item_names[roles.id] if roles.id else None,
+        )
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
         self._items_path = paths.member(None, contract.items)
@@ -106,6 +114,17 @@ class TypedShape:
                 if end is not UNSET and end < line:
                     return False
         return True
+
+    def placed(self, items: list[Any], changed: ChangedFiles) -> int:
+        """1 when some finding is not ``in_place``; else 2 when two ids are equal, else 0 (reference for
+        scan.native_placed, which answers the same in one C loop)."""
+        if not self.in_place(items, changed):
+            return PLACE_OUT
+        if self._id is not None and len(items) > 1:
+            ids = list(map(self._id, items))
+            if len(set(ids)) != len(ids):
+                return PLACE_IDS_REPEAT
+        return PLACE_OK
 
     def finding_id(self, item: Any) -> str | None:
         """The id of a typed finding as diagnostics report it (clean strings need no trimming)."""

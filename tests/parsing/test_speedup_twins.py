@@ -1,0 +1,77 @@
+"""The C helpers against their pure-Python twins, and the parser's paths against each other on the benchmark
+corpus (clean, defect and malformed responses alike)."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from promptops import ChangedFiles, Parser, load_contract
+from promptops.parsing import scan
+from promptops.parsing.typed import UNSET, TypedShape
+from tests.parsing.invariants import _summary
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _typed() -> TypedShape:
+    parser = Parser(load_contract(ROOT, "review-result"))
+    fast = parser._fast["1.0"]
+    assert fast is not None
+    return fast.typed
+
+
+@pytest.mark.skipif(scan.native_placed is None, reason="the C helpers are not built")
+def test_native_placed_matches_its_twin() -> None:
+    native_placed = scan.native_placed
+    assert native_placed is not None
+    typed = _typed()
+    rng = random.Random(3)
+    files = ["a.py", "b/c.py", "d.go"]
+    changed = ChangedFiles(files[:2])
+    for _ in range(3000):
+        items: list[Any] = []
+        for index in range(rng.choice([0, 1, 2, 3, 6, 12])):
+            line = rng.randint(1, 9)
+            item: dict[str, Any] = {
+                "id": rng.choice([f"F{index}", "F0", "X"]),
+                "severity": "low",
+                "category": "test",
+                "title": "t",
+                "file": rng.choice(files if rng.random() < 0.2 else files[:2]),
+                "line": line,
+                "message": "m",
+            }
+            if rng.random() < 0.5:
+                item["end_line"] = line + rng.randint(-2, 3) if line > 2 else line
+            items.append(msgspec.convert(item, typed.item_type))
+        expected = typed.placed(items, changed)
+        assert native_placed(items, *typed.place_names, changed.normal, UNSET) == expected, items
+
+
+def _corpus_module() -> Any:
+    spec = importlib.util.spec_from_file_location("_bench_corpus", ROOT / "benchmarks" / "corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_paths_agree_on_the_benchmark_corpus() -> None:
+    corpus = _corpus_module()
+    contract = load_contract(ROOT, "review-result")
+    fast, fast_python, slow = Parser(contract), Parser(contract, speedups=False), Parser(contract, fast_path=False)
+    records = corpus.build(4000, seed=11)
+    assert {r.kind for r in records} == {"clean", "defect", "malformed"}
+    for record in records:
+        changed = ChangedFiles(record.changed_files)
+        expected = _summary(slow.parse(record.raw, changed))
+        assert _summary(fast.parse(record.raw, changed)) == expected, record
+        assert _summary(fast_python.parse(record.raw, changed)) == expected, record
