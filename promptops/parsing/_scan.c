@@ -417,71 +417,144 @@ span_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(-1);
 }
 
-/* placed(items, path, line, end_line, ident, normal, unset) -> int: the typed fast path's checks on decoded
- * findings (typed.py holds the reference version). Attribute names may be None. 1 when some finding names a
- * path outside `normal` or has end_line < line (UNSET members are absent and pass); otherwise 2 when two ids
- * are equal (so the exact walk is worth making), else 0. One C loop instead of several Python iterations. */
+#define LINEAR_MAX 32 /* up to this many entries, comparing strings beats hashing fresh ones */
+
+/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. */
+static inline int
+same_str(PyObject *a, PyObject *b)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
+    return a == b || (PyUnicode_GET_LENGTH(b) == len && PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
+                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)len * PyUnicode_KIND(a)) == 0);
+}
+
+static inline int
+plain_str(PyObject *value)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    return PyUnicode_CheckExact(value) && PyUnicode_READY(value) == 0;
+#else
+    return PyUnicode_CheckExact(value);
+#endif
+}
+
+/* Is `value` in the tuple `listed`? 1/0, -1 on error. Short tuples of exact strs are compared in place;
+ * otherwise (*set, built once per call) answers like `value in frozenset(listed)`. */
+static int
+listed_contains(PyObject *listed, PyObject *value, PyObject **set)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(listed);
+    if (*set == NULL && n <= LINEAR_MAX && plain_str(value)) {
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {
+            PyObject *entry = PyTuple_GET_ITEM(listed, i);
+            if (!plain_str(entry))
+                break;
+            if (same_str(entry, value))
+                return 1;
+        }
+        if (i == n)
+            return 0;
+    }
+    if (*set == NULL && (*set = PyFrozenSet_New(listed)) == NULL)
+        return -1;
+    return PySet_Contains(*set, value);
+}
+
+/* Do two of the ids repeat? 1/0, -1 on error. A few exact strs are compared pairwise, without hashing. */
+static int
+ids_repeat(PyObject *ids[], Py_ssize_t n)
+{
+    int plain = n <= 16;
+    for (Py_ssize_t i = 0; plain && i < n; i++)
+        plain = plain_str(ids[i]);
+    if (plain) {
+        for (Py_ssize_t i = 1; i < n; i++)
+            for (Py_ssize_t j = 0; j < i; j++)
+                if (same_str(ids[i], ids[j]))
+                    return 1;
+        return 0;
+    }
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PySet_Add(seen, ids[i]) < 0) {
+            Py_DECREF(seen);
+            return -1;
+        }
+    int repeat = PySet_GET_SIZE(seen) != n;
+    Py_DECREF(seen);
+    return repeat;
+}
+
+/* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
+ * findings (TypedShape.placed is the reference). Attribute names may be None; `listed` holds the normal
+ * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
+ * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
 static PyObject *
 placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7 || !PyList_Check(args[0]) || !PyAnySet_Check(args[5])) {
-        PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, normal: frozenset, unset)");
+    if (nargs != 7 || !PyList_Check(args[0]) || !PyTuple_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, listed: tuple, unset)");
         return NULL;
     }
     PyObject *items = args[0], *path = args[1], *line = args[2], *end = args[3], *ident = args[4];
-    PyObject *normal = args[5], *unset = args[6];
-    int check_lines = line != Py_None && end != Py_None;
+    PyObject *listed = args[5], *unset = args[6], *set = NULL;
+    int check_lines = line != Py_None && end != Py_None, verdict = 0;
     Py_ssize_t n = PyList_GET_SIZE(items);
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; i < n && verdict == 0; i++) {
         PyObject *item = PyList_GET_ITEM(items, i);
         if (path != Py_None) {
             PyObject *value = PyObject_GetAttr(item, path);
             if (value == NULL)
-                return NULL;
-            int found = value == unset ? 1 : PySet_Contains(normal, value);
+                goto error;
+            int found = value == unset ? 1 : listed_contains(listed, value, &set);
             Py_DECREF(value);
             if (found < 0)
-                return NULL;
+                goto error;
             if (!found)
-                return PyLong_FromLong(1);
+                verdict = 1;
         }
-        if (check_lines) {
+        if (check_lines && verdict == 0) {
             PyObject *last = PyObject_GetAttr(item, end);
             if (last == NULL)
-                return NULL;
+                goto error;
             if (last != unset) {
                 PyObject *first = PyObject_GetAttr(item, line);
-                if (first == NULL) {
+                int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
+                Py_XDECREF(first);
+                if (before < 0) {
                     Py_DECREF(last);
-                    return NULL;
+                    goto error;
                 }
-                int before = PyObject_RichCompareBool(last, first, Py_LT);
-                Py_DECREF(first);
-                if (before != 0) {
-                    Py_DECREF(last);
-                    return before < 0 ? NULL : PyLong_FromLong(1);
-                }
+                if (before)
+                    verdict = 1;
             }
             Py_DECREF(last);
         }
     }
-    if (ident == Py_None || n < 2)
-        return PyLong_FromLong(0);
-    PyObject *seen = PySet_New(NULL);
-    if (seen == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *value = PyObject_GetAttr(PyList_GET_ITEM(items, i), ident);
-        if (value == NULL || PySet_Add(seen, value) < 0) {
-            Py_XDECREF(value);
-            Py_DECREF(seen);
-            return NULL;
-        }
-        Py_DECREF(value);
-    }
-    Py_ssize_t distinct = PySet_GET_SIZE(seen);
-    Py_DECREF(seen);
-    return PyLong_FromLong(distinct == n ? 0 : 2);
+    Py_XDECREF(set);
+    if (verdict != 0 || ident == Py_None || n < 2)
+        return PyLong_FromLong(verdict);
+    PyObject *small[16], **ids = n <= 16 ? small : PyMem_New(PyObject *, (size_t)n);
+    if (ids == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t got = 0;
+    int repeat = -1;
+    for (; got < n; got++)
+        if ((ids[got] = PyObject_GetAttr(PyList_GET_ITEM(items, got), ident)) == NULL)
+            break;
+    if (got == n)
+        repeat = ids_repeat(ids, n);
+    for (Py_ssize_t i = 0; i < got; i++)
+        Py_DECREF(ids[i]);
+    if (ids != small)
+        PyMem_Free(ids);
+    return repeat < 0 ? NULL : PyLong_FromLong(repeat ? 2 : 0);
+error:
+    Py_XDECREF(set);
+    return NULL;
 }
 
 static PyMethodDef methods[] = {

@@ -6,7 +6,7 @@ def placed(
     line: str | None,
     end_line: str | None,
     ident: str | None,
-    normal: frozenset[str],
+    listed: tuple[str, ...],
     unset: object,
     /,
 ) -> int: ...

@@ -34,10 +34,12 @@ def test_native_placed_matches_its_twin() -> None:
     typed = _typed()
     rng = random.Random(3)
     files = ["a.py", "b/c.py", "d.go"]
-    changed = ChangedFiles(files[:2])
+    many = [f"x/{n}.py" for n in range(40)] + files[:2]
+    variants = [files[:2], ["./a.py", "b/./c.py"], many, [_Str("a.py"), "b/c.py"], ["b/c.py", "a.py", "a.py"]]
     for _ in range(3000):
+        changed = ChangedFiles(rng.choice(variants))
         items: list[Any] = []
-        for index in range(rng.choice([0, 1, 2, 3, 6, 12])):
+        for index in range(rng.choice([0, 1, 2, 3, 6, 12, 17, 20])):
             line = rng.randint(1, 9)
             item: dict[str, Any] = {
                 "id": rng.choice([f"F{index}", "F0", "X"]),
@@ -52,7 +54,11 @@ def test_native_placed_matches_its_twin() -> None:
                 item["end_line"] = line + rng.randint(-2, 3) if line > 2 else line
             items.append(msgspec.convert(item, typed.item_type))
         expected = typed.placed(items, changed)
-        assert native_placed(items, *typed.place_names, changed.normal, UNSET) == expected, items
+        assert native_placed(items, *typed.place_names, changed.listed, UNSET) == expected, items
+
+
+class _Str(str):
+    """A str subclass among the changed files: the C lookup must fall back to the set."""
 
 
 def _corpus_module() -> Any:
@@ -75,3 +81,17 @@ def test_paths_agree_on_the_benchmark_corpus() -> None:
         expected = _summary(slow.parse(record.raw, changed))
         assert _summary(fast.parse(record.raw, changed)) == expected, record
         assert _summary(fast_python.parse(record.raw, changed)) == expected, record
+
+
+def test_changed_files_quick_check_is_exact() -> None:
+    """The join-and-search shortcut gives the same normal paths as normalizing one by one."""
+    from promptops.parsing.reconcile import normalize_repo_path
+
+    rng = random.Random(5)
+    parts = ["a", "b.py", ".", "..", "", ".git", "x.", "/"]
+    for _ in range(5000):
+        paths = ["/".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(0, 4))]
+        changed = ChangedFiles(paths)
+        expected = frozenset(p for p in map(normalize_repo_path, paths) if p is not None)
+        assert changed.normal == expected, paths
+        assert set(changed.listed) == expected, paths
