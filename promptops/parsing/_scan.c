@@ -488,6 +488,36 @@ ids_repeat(PyObject *ids[], Py_ssize_t n)
     return repeat;
 }
 
+/* One typed finding names a listed path (or none) and has no end_line before its line: 1/0, -1 on error. */
+static int
+item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *unset, PyObject **set)
+{
+    PyObject *path = names[0], *line = names[1], *end = names[2];
+    if (path != Py_None) {
+        PyObject *value = PyObject_GetAttr(item, path);
+        if (value == NULL)
+            return -1;
+        int found = value == unset ? 1 : listed_contains(listed, value, set);
+        Py_DECREF(value);
+        if (found <= 0)
+            return found;
+    }
+    if (line == Py_None || end == Py_None)
+        return 1;
+    PyObject *last = PyObject_GetAttr(item, end);
+    if (last == NULL)
+        return -1;
+    int placed = 1;
+    if (last != unset) {
+        PyObject *first = PyObject_GetAttr(item, line);
+        int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
+        Py_XDECREF(first);
+        placed = before < 0 ? -1 : !before;
+    }
+    Py_DECREF(last);
+    return placed;
+}
+
 /* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
  * findings (TypedShape.placed is the reference). Attribute names may be None; `listed` holds the normal
  * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
@@ -499,40 +529,16 @@ placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, listed: tuple, unset)");
         return NULL;
     }
-    PyObject *items = args[0], *path = args[1], *line = args[2], *end = args[3], *ident = args[4];
-    PyObject *listed = args[5], *unset = args[6], *set = NULL;
-    int check_lines = line != Py_None && end != Py_None, verdict = 0;
+    PyObject *items = args[0], *ident = args[4], *listed = args[5], *unset = args[6], *set = NULL;
+    int verdict = 0;
     Py_ssize_t n = PyList_GET_SIZE(items);
     for (Py_ssize_t i = 0; i < n && verdict == 0; i++) {
-        PyObject *item = PyList_GET_ITEM(items, i);
-        if (path != Py_None) {
-            PyObject *value = PyObject_GetAttr(item, path);
-            if (value == NULL)
-                goto error;
-            int found = value == unset ? 1 : listed_contains(listed, value, &set);
-            Py_DECREF(value);
-            if (found < 0)
-                goto error;
-            if (!found)
-                verdict = 1;
+        int ok = item_placed(PyList_GET_ITEM(items, i), args + 1, listed, unset, &set);
+        if (ok < 0) {
+            Py_XDECREF(set);
+            return NULL;
         }
-        if (check_lines && verdict == 0) {
-            PyObject *last = PyObject_GetAttr(item, end);
-            if (last == NULL)
-                goto error;
-            if (last != unset) {
-                PyObject *first = PyObject_GetAttr(item, line);
-                int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
-                Py_XDECREF(first);
-                if (before < 0) {
-                    Py_DECREF(last);
-                    goto error;
-                }
-                if (before)
-                    verdict = 1;
-            }
-            Py_DECREF(last);
-        }
+        verdict = !ok;
     }
     Py_XDECREF(set);
     if (verdict != 0 || ident == Py_None || n < 2)
@@ -552,8 +558,49 @@ placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (ids != small)
         PyMem_Free(ids);
     return repeat < 0 ? NULL : PyLong_FromLong(repeat ? 2 : 0);
+}
+
+/* marks(items, item_type, path, line, end_line, ident, listed, unset) -> list: for each finding that is an
+ * item_type Struct and placed (as above), its id as diagnostics report it (a non-empty str, else None); for
+ * any other finding, unset. TypedShape.marks is the reference. */
+static PyObject *
+marks(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyList_Check(args[0]) || !PyType_Check(args[1]) || !PyTuple_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "marks(items: list, item_type, path, line, end_line, ident, listed: tuple, unset)");
+        return NULL;
+    }
+    PyObject *items = args[0], *ident = args[5], *listed = args[6], *unset = args[7], *set = NULL;
+    PyTypeObject *item_type = (PyTypeObject *)args[1];
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i), *mark = unset;
+        int ok = Py_IS_TYPE(item, item_type) ? item_placed(item, args + 2, listed, unset, &set) : 0;
+        if (ok < 0)
+            goto error;
+        if (ok) {
+            mark = Py_None;
+            if (ident != Py_None) {
+                PyObject *value = PyObject_GetAttr(item, ident);
+                if (value == NULL)
+                    goto error;
+                if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0)
+                    mark = value;
+                Py_DECREF(value); /* the item keeps it alive */
+            }
+        }
+        Py_INCREF(mark);
+        PyList_SET_ITEM(out, i, mark);
+    }
+    Py_XDECREF(set);
+    return out;
 error:
     Py_XDECREF(set);
+    Py_DECREF(out);
     return NULL;
 }
 
@@ -564,6 +611,8 @@ static PyMethodDef methods[] = {
      "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
     {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
      "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
+    {"marks", (PyCFunction)(void (*)(void))marks, METH_FASTCALL,
+     "For each finding: its id when it is a placed typed Struct, else the unset marker."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,3 +10,14 @@ def placed(
     unset: object,
     /,
 ) -> int: ...
+def marks(
+    items: list[object],
+    item_type: type,
+    path: str | None,
+    line: str | None,
+    end_line: str | None,
+    ident: str | None,
+    listed: tuple[str, ...],
+    unset: object,
+    /,
+) -> list[object]: ...

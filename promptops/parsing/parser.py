@@ -46,7 +46,7 @@ class Parser:
         floor = self.policy.schema_floor
         readable = [v for v in contract.schema_versions if v.major == floor.major and v >= floor]
         typed = {v: t for v in readable if (t := TypedShape.build(contract, contract.shape(v))) is not None}
-        self._validator = Validator(contract, self.policy, gate, typed)
+        self._validator = Validator(contract, self.policy, gate, typed, speedups=speedups)
         self._fast: dict[str, FastPath | None] = {
             str(v): FastPath(typed[v], gate, speedups=speedups) if fast_path and v in typed else None for v in readable
         }

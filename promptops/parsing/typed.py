@@ -126,6 +126,15 @@ class TypedShape:
                 return PLACE_IDS_REPEAT
         return PLACE_OK
 
+    def marks(self, items: list[Any], changed: ChangedFiles) -> list[Any]:
+        """Per finding: its ``finding_id`` when it is a typed Struct ``in_place_one``, else UNSET (reference for
+        scan.native_marks)."""
+        item_type = self.item_type
+        return [
+            self.finding_id(item) if type(item) is item_type and self.in_place_one(item, changed) else UNSET
+            for item in items
+        ]
+
     def finding_id(self, item: Any) -> str | None:
         """The id of a typed finding as diagnostics report it (clean strings need no trimming)."""
         value = self._id(item) if self._id is not None else None

@@ -30,7 +30,8 @@ from promptops.parsing.diagnostics import (
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value, compile_quick
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.typed import TypedShape
+from promptops.parsing.scan import native_marks
+from promptops.parsing.typed import UNSET, TypedShape
 from promptops.parsing.versions import VersionGate
 from promptops.policy import ParserPolicy
 from promptops.shape import FieldRule, ObjectShape, OutputShape
@@ -64,8 +65,11 @@ class Validator:
         policy: ParserPolicy,
         gate: VersionGate,
         typed: Mapping[SchemaVersion, TypedShape] | None = None,
+        *,
+        speedups: bool = True,
     ) -> None:
         self._contract = contract
+        self._marks = native_marks if speedups else None
         # Documents from the itemwise reader hold findings already checked in C as typed Structs.
         self._typed = dict(typed or {})
         self._compiled_by_version: dict[SchemaVersion, _Compiled] = {}
@@ -327,14 +331,23 @@ class Validator:
         kept_ids: list[tuple[int, str | None]] = []
         typed = self._typed.get(shape.version)
         item_type = typed.item_type if typed is not None else None
+        # Typed findings that are in place are kept as they are: one C pass marks them with their ids.
+        marks: list[Any] | None = None
+        if typed is not None:
+            if self._marks is not None:
+                marks = self._marks(items, item_type, *typed.place_names, changed.listed, UNSET)
+            else:
+                marks = typed.marks(items, changed)
+            has_structs = marks.count(UNSET) != len(marks)
         for index, item in enumerate(items):
-            if typed is not None and type(item) is item_type:
-                if typed.in_place_one(item, changed):
+            if marks is not None:
+                mark = marks[index]
+                if mark is not UNSET:
                     kept.append(item)
-                    kept_ids.append((index, typed.finding_id(item)))
-                    has_structs = True
+                    kept_ids.append((index, mark))
                     continue
-                item = msgspec.to_builtins(item)  # valid as written, but not in place: the checks below say why
+                if type(item) is item_type:  # valid as written, but not in place: the checks below say why
+                    item = msgspec.to_builtins(item)
             finding_id = _finding_id(item, id_field)
             base = paths.element(self._items_path, index)
             if type(item) is not dict:

@@ -28,9 +28,9 @@ def _typed() -> TypedShape:
 
 
 @pytest.mark.skipif(scan.native_placed is None, reason="the C helpers are not built")
-def test_native_placed_matches_its_twin() -> None:
-    native_placed = scan.native_placed
-    assert native_placed is not None
+def test_native_placed_and_marks_match_their_twins() -> None:
+    native_placed, native_marks = scan.native_placed, scan.native_marks
+    assert native_placed is not None and native_marks is not None
     typed = _typed()
     rng = random.Random(3)
     files = ["a.py", "b/c.py", "d.go"]
@@ -52,9 +52,15 @@ def test_native_placed_matches_its_twin() -> None:
             }
             if rng.random() < 0.5:
                 item["end_line"] = line + rng.randint(-2, 3) if line > 2 else line
-            items.append(msgspec.convert(item, typed.item_type))
-        expected = typed.placed(items, changed)
-        assert native_placed(items, *typed.place_names, changed.listed, UNSET) == expected, items
+            if rng.random() < 0.3:
+                item["id"] = rng.choice(["", "F1"])
+            items.append(msgspec.convert(item, typed.item_type) if item["id"] else item)
+        structs = [item for item in items if type(item) is typed.item_type]
+        expected = typed.placed(structs, changed)
+        assert native_placed(structs, *typed.place_names, changed.listed, UNSET) == expected, items
+        assert native_marks(items, typed.item_type, *typed.place_names, changed.listed, UNSET) == typed.marks(
+            items, changed
+        )
 
 
 class _Str(str):
