@@ -75,7 +75,11 @@ class FastPath:
             placed = typed.placed(items, changed)
         if placed == PLACE_OUT:
             return None
-        if typed.has_open_objects and not typed.shallow(obj, items, max_depth):
+        if (
+            typed.has_open_objects
+            and (typed.has_item_open or any(typed.top_open_values(obj)))
+            and not typed.shallow(obj, items, max_depth)
+        ):
             return None
         diagnostics = typed.duplicate_ids(items) if placed == PLACE_IDS_REPEAT else []
         return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))

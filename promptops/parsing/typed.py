@@ -66,6 +66,9 @@ class TypedShape:
         self._top_open = [attr(top_names[n]) for n, r in top.properties.items() if r.open_object]
         self._item_open = [attr(item_names[n]) for n, r in item.properties.items() if r.open_object]
         self.has_open_objects = bool(self._top_open or self._item_open)
+        # ``shallow`` can only fail for a non-empty open member: one C getter tells when the top has none.
+        self.top_open_values = _getter(top_names[n] for n, r in top.properties.items() if r.open_object)
+        self.has_item_open = bool(self._item_open)
         self._path = attr(item_names[roles.path]) if roles.path else None
         self._path_optional = roles.path is not None and roles.path not in item.required
         self._line = attr(item_names[roles.line]) if roles.line else None

@@ -146,21 +146,16 @@ class Validator:
         assert isinstance(items, list)
         kept, counts, has_structs = self._findings(items, shape, tolerant, document, changed, outcome_diags)
         result[self._items] = kept
-        return ParseOutcome(
-            accepted=True,
-            reason=None,
-            diagnostics=outcome_diags,
-            result=None if has_structs else result,
-            # Typed findings stay Structs until someone reads the result.
-            materialize=functools.partial(msgspec.to_builtins, result) if has_structs else None,
-            schema_version=schema_text,
-            prompt_version=prompt_text,
-            findings_seen=counts[0],
-            findings_kept=len(kept),
-            findings_dropped=counts[0] - len(kept),
-            findings_coerced=counts[1],
-            extracted=document.extracted,
-            truncated=document.truncation is not None,
+        # Typed findings stay Structs until someone reads the result.
+        materialize = functools.partial(msgspec.to_builtins, result) if has_structs else None
+        return ParseOutcome.checked(
+            outcome_diags,
+            None if has_structs else result,
+            materialize,
+            (schema_text, prompt_text),
+            (counts[0], len(kept), counts[1]),
+            document.extracted,
+            document.truncation is not None,
         )
 
     # ---- top level -------------------------------------------------------------------------------------
