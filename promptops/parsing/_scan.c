@@ -12,6 +12,12 @@
 #include <emmintrin.h>
 #endif
 
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline)) /* the scan loop's helpers: keep state in registers */
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 #define MAX_DEPTH 256
 #define MAX_KEYS 128
 
@@ -116,6 +122,7 @@ ends_with_space_utf8(const unsigned char *start, const unsigned char *q)
 /* Masks of one 64-byte block: bit i stands for base[i]. */
 typedef struct {
     unsigned long long quote, backslash, bracket;
+    unsigned long long colon, low; /* low: bytes <= 0x20 or >= 0x80 (as signed chars, below 0x21) */
 } Block;
 
 static void
@@ -128,10 +135,11 @@ load_block(Block *b, const unsigned char *base, const unsigned char *end)
         memcpy(padded, base, (size_t)(end - base));
         src = padded;
     }
-    unsigned long long quote = 0, backslash = 0, bracket = 0;
+    unsigned long long quote = 0, backslash = 0, bracket = 0, colon = 0, low = 0;
 #ifdef __SSE2__
     const __m128i dq = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), fold = _mm_set1_epi8(0x20);
     const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+    const __m128i co = _mm_set1_epi8(':'), above_space = _mm_set1_epi8(0x21);
     for (int i = 0; i < 4; i++) {
         __m128i c = _mm_loadu_si128((const __m128i *)(src + 16 * i));
         /* '[' and ']' differ from '{' and '}' only in bit 0x20, and no other byte folds onto those two */
@@ -140,17 +148,23 @@ load_block(Block *b, const unsigned char *base, const unsigned char *end)
         quote |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, dq)) << (16 * i);
         backslash |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, bs)) << (16 * i);
         bracket |= (unsigned long long)(unsigned)_mm_movemask_epi8(br) << (16 * i);
+        colon |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, co)) << (16 * i);
+        low |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(c, above_space)) << (16 * i);
     }
 #else
     for (int i = 0; i < 64; i++) {
         quote |= (unsigned long long)(src[i] == '"') << i;
         backslash |= (unsigned long long)(src[i] == '\\') << i;
         bracket |= (unsigned long long)(src[i] == '{' || src[i] == '}' || src[i] == '[' || src[i] == ']') << i;
+        colon |= (unsigned long long)(src[i] == ':') << i;
+        low |= (unsigned long long)(src[i] <= ' ' || src[i] >= 0x80) << i;
     }
 #endif
     b->quote = quote;
     b->backslash = backslash;
     b->bracket = bracket;
+    b->colon = colon;
+    b->low = low;
 }
 
 /* A string edge character that needs no closer look: printable ASCII other than the backslash. */
@@ -235,9 +249,61 @@ key_hash(const unsigned char *p, Py_ssize_t len, const unsigned char *end)
     return (unsigned int)(head ^ (head >> 29) ^ (head >> 47));
 }
 
+/* After a key's closing quote at p (its content starts at `start`): 1 when the string is a key (a colon follows)
+ * and no earlier key of the innermost object repeats it, 0 when it is no key, -1 to reject. */
+static ALWAYS_INLINE int
+note_key(const unsigned char *start, const unsigned char *p, const unsigned char *end, int escapes, Frame *frames,
+         int depth, Key *keys, int *nkeys)
+{
+    const unsigned char *r = p + 1; /* a key is the string followed by a colon */
+    if (r < end && *r != ':') {
+        while (r < end && (*r == ' ' || *r == '\n' || *r == '\r' || *r == '\t'))
+            r++;
+    }
+    if (r >= end || *r != ':')
+        return 0;
+    if (depth == 0 || !frames[depth - 1].is_object || escapes || *nkeys >= MAX_KEYS)
+        return -1; /* escaped spellings could alias: let the exact check decide */
+    Frame *frame = &frames[depth - 1];
+    Py_ssize_t len = p - start;
+    unsigned int hash = key_hash(start, len, end);
+    unsigned long long bit = 1ull << (hash & 63);
+    if (frame->seen & bit) /* a possible repeat: compare with the object's earlier keys */
+        for (int i = frame->first_key; i < *nkeys; i++)
+            if (keys[i].hash == hash && keys[i].len == len && memcmp(keys[i].ptr, start, (size_t)len) == 0)
+                return -1;
+    frame->seen |= bit;
+    keys[*nkeys].ptr = start;
+    keys[*nkeys].len = len;
+    keys[*nkeys].hash = hash;
+    (*nkeys)++;
+    return 1;
+}
+
+/* An opening or closing bracket outside strings: 0 to reject. */
+static ALWAYS_INLINE int
+note_bracket(unsigned char c, Frame *frames, int *depth, int *nkeys)
+{
+    if (c == '{' || c == '[') {
+        if (*depth >= MAX_DEPTH)
+            return 0;
+        frames[*depth].is_object = (c == '{');
+        frames[*depth].first_key = *nkeys;
+        frames[*depth].seen = 0;
+        (*depth)++;
+        return 1;
+    }
+    if (*depth == 0)
+        return 0;
+    (*depth)--;
+    *nkeys = frames[*depth].first_key; /* the object's keys are done with */
+    return 1;
+}
+
 /* One pass over 64-byte blocks: vector compares give the quotes, backslashes and brackets of a block as bit
- * masks, a prefix XOR of the unescaped quotes tells which bytes sit inside strings, and the loop then visits
- * only quotes and the brackets outside strings, a few hundred events per response. */
+ * masks, and a prefix XOR of the unescaped quotes tells which bytes sit inside strings. A block without
+ * backslashes whose string edges are all printable ASCII (masks tell) visits only brackets and the closing
+ * quotes that may end a key; any other block visits every quote and checks its edges one by one. */
 static int
 scan(const unsigned char *data, Py_ssize_t size)
 {
@@ -255,11 +321,43 @@ scan(const unsigned char *data, Py_ssize_t size)
         load_block(&block, base, end);
         unsigned long long escaped = 0;
         int may_escape = block.backslash != 0 || last_backslash != NULL;
+        /* Whether this block can take the quick route: nothing escaped in it, and no open string with an
+         * escape carried into it (its end would need the escape walk). */
+        int quick = !(block.backslash | carry) && !(inside && last_backslash != NULL && last_backslash >= start);
         if (block.backslash | carry)
             escaped = escaped_bits(block.backslash, &carry);
         unsigned long long quote = block.quote & ~escaped;
         unsigned long long in_string = prefix_xor(quote) ^ inside; /* opening quotes in, closing ones out */
         inside = (unsigned long long)((long long)in_string >> 63);
+        unsigned long long opening = quote & in_string, closing = quote & ~in_string;
+        if (quick) {
+            /* Every string edge in the block must be plain: the byte after each opening quote and the byte
+             * before each closing one (bytes across the block boundary are looked at directly). */
+            unsigned long long rough = ((opening << 1) & block.low) | ((closing >> 1) & block.low);
+            if (rough || ((opening >> 63) && base + 64 < end && !plain_edge(base[64])) ||
+                ((closing & 1) && base > data && !plain_edge(base[-1])))
+                quick = 0;
+        }
+        if (quick) {
+            unsigned long long keyish = closing & ((block.colon >> 1) | (block.low >> 1) | (1ull << 63));
+            unsigned long long events = keyish | (block.bracket & ~in_string);
+            while (events) {
+                int k = __builtin_ctzll(events);
+                events &= events - 1;
+                const unsigned char *p = base + k;
+                if (*p == '"') {
+                    unsigned long long before = opening & ((1ull << k) - 1);
+                    const unsigned char *from = before ? base + (63 - __builtin_clzll(before)) + 1 : start;
+                    if (note_key(from, p, end, 0, frames, depth, keys, &nkeys) < 0)
+                        return 0;
+                }
+                else if (!note_bracket(*p, frames, &depth, &nkeys))
+                    return 0;
+            }
+            if (opening)
+                start = base + (63 - __builtin_clzll(opening)) + 1;
+            continue;
+        }
         unsigned long long events = quote | (block.bracket & ~in_string);
         while (events) {
             int k = __builtin_ctzll(events);
@@ -302,45 +400,12 @@ scan(const unsigned char *data, Py_ssize_t size)
                     else if (p[-1] <= ' ')
                         return 0;
                 }
-                const unsigned char *r = p + 1; /* a key is the string followed by a colon */
-                if (r < end && *r != ':') {
-                    while (r < end && (*r == ' ' || *r == '\n' || *r == '\r' || *r == '\t'))
-                        r++;
-                }
-                if (r >= end || *r != ':')
-                    continue;
-                if (depth == 0 || !frames[depth - 1].is_object || escapes || nkeys >= MAX_KEYS)
-                    return 0; /* escaped spellings could alias: let the exact check decide */
-                Frame *frame = &frames[depth - 1];
-                Py_ssize_t len = p - start;
-                unsigned int hash = key_hash(start, len, end);
-                unsigned long long bit = 1ull << (hash & 63);
-                if (frame->seen & bit) /* a possible repeat: compare with the object's earlier keys */
-                    for (int i = frame->first_key; i < nkeys; i++)
-                        if (keys[i].hash == hash && keys[i].len == len &&
-                            memcmp(keys[i].ptr, start, (size_t)len) == 0)
-                            return 0;
-                frame->seen |= bit;
-                keys[nkeys].ptr = start;
-                keys[nkeys].len = len;
-                keys[nkeys].hash = hash;
-                nkeys++;
+                if (note_key(start, p, end, escapes, frames, depth, keys, &nkeys) < 0)
+                    return 0;
                 continue;
             }
-            if (*p == '{' || *p == '[') {
-                if (depth >= MAX_DEPTH)
-                    return 0;
-                frames[depth].is_object = (*p == '{');
-                frames[depth].first_key = nkeys;
-                frames[depth].seen = 0;
-                depth++;
-            }
-            else {
-                if (depth == 0)
-                    return 0;
-                depth--;
-                nkeys = frames[depth].first_key; /* the object's keys are done with */
-            }
+            if (!note_bracket(*p, frames, &depth, &nkeys))
+                return 0;
         }
         if (block.backslash)
             last_backslash = base + (63 - __builtin_clzll(block.backslash));
