@@ -49,7 +49,10 @@ class Parser:
         typed = {v: t for v in readable if (t := TypedShape.build(contract, contract.shape(v))) is not None}
         self._validator = Validator(contract, self.policy, gate, typed, speedups=speedups)
         self._fast: dict[str, FastPath | None] = {
-            str(v): FastPath(typed[v], gate, speedups=speedups) if fast_path and v in typed else None for v in readable
+            str(v): FastPath(typed[v], gate, speedups=speedups, validate=self._validator.validate)
+            if fast_path and v in typed
+            else None
+            for v in readable
         }
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
         self._scan = native if speedups else None
