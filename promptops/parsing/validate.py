@@ -8,6 +8,7 @@ fallback and duplicate ids. A rejected response carries only the wrapper/truncat
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -125,15 +126,17 @@ class Validator:
         if document.top_duplicates:
             key = document.top_duplicates[0]
             raise _Rejected(Code.DUPLICATE_KEY, paths.member(None, key), f"key {key!r} appears more than once")
-        for key in top:
-            if key in document.member_duplicates:
-                where = document.member_duplicates[key]
-                raise _Rejected(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once")
+        if document.member_duplicates:
+            for key in top:
+                if key in document.member_duplicates:
+                    where = document.member_duplicates[key]
+                    raise _Rejected(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once")
         result: dict[str, Any]
         if document.checked_versions is not None:  # typed envelope: versions and top level already proven
             (schema_text, prompt_text), tolerant = document.checked_versions, False
             shape = self._typed_shape_of(document)
-            result = {key: value for key, value in top.items() if key != self._items}
+            result = dict(top)
+            del result[self._items]
             outcome_diags = notes
         else:
             applied: list[Coercion] = []
@@ -450,10 +453,12 @@ class Validator:
         return out
 
 
+_second = operator.itemgetter(1)
+
+
 def _ids_repeat(kept_ids: list[tuple[int, str | None]]) -> bool:
     """Some id occurs twice (None included): only then is ``duplicate_ids``'s walk worth making."""
-    ids = [finding_id for _, finding_id in kept_ids]
-    return len(set(ids)) != len(ids)
+    return len(set(map(_second, kept_ids))) != len(kept_ids)
 
 
 def _schema_ordered(values: dict[str, Any], rules: Any) -> dict[str, Any]:
