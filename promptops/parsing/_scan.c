@@ -7,6 +7,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -553,13 +554,33 @@ ids_repeat(PyObject *ids[], Py_ssize_t n)
     return repeat;
 }
 
+/* A field of a typed finding, given as its name or as the member descriptor of its slot: a slot read when the
+ * descriptor describes an object slot of the item's type (what msgspec Structs use), else an attribute lookup.
+ * New reference; NULL with an exception set. */
+static ALWAYS_INLINE PyObject *
+field_of(PyObject *item, PyObject *field)
+{
+    if (!Py_IS_TYPE(field, &PyMemberDescr_Type))
+        return PyObject_GetAttr(item, field);
+    PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
+    PyMemberDef *member = descr->d_member;
+    if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) && PyObject_TypeCheck(item, descr->d_common.d_type)) {
+        PyObject *value = *(PyObject **)((char *)item + member->offset);
+        if (value != NULL) {
+            Py_INCREF(value);
+            return value;
+        }
+    }
+    return PyObject_GetAttr(item, PyDescr_NAME(field));
+}
+
 /* One typed finding names a listed path (or none) and has no end_line before its line: 1/0, -1 on error. */
 static int
 item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *unset, PyObject **set)
 {
     PyObject *path = names[0], *line = names[1], *end = names[2];
     if (path != Py_None) {
-        PyObject *value = PyObject_GetAttr(item, path);
+        PyObject *value = field_of(item, path);
         if (value == NULL)
             return -1;
         int found = value == unset ? 1 : listed_contains(listed, value, set);
@@ -569,12 +590,12 @@ item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *
     }
     if (line == Py_None || end == Py_None)
         return 1;
-    PyObject *last = PyObject_GetAttr(item, end);
+    PyObject *last = field_of(item, end);
     if (last == NULL)
         return -1;
     int placed = 1;
     if (last != unset) {
-        PyObject *first = PyObject_GetAttr(item, line);
+        PyObject *first = field_of(item, line);
         int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
         Py_XDECREF(first);
         placed = before < 0 ? -1 : !before;
@@ -584,7 +605,7 @@ item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *
 }
 
 /* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
- * findings (TypedShape.placed is the reference). Attribute names may be None; `listed` holds the normal
+ * findings (TypedShape.placed is the reference). Fields (see field_of) may be None; `listed` holds the normal
  * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
  * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
 static PyObject *
@@ -614,7 +635,7 @@ placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t got = 0;
     int repeat = -1;
     for (; got < n; got++)
-        if ((ids[got] = PyObject_GetAttr(PyList_GET_ITEM(items, got), ident)) == NULL)
+        if ((ids[got] = field_of(PyList_GET_ITEM(items, got), ident)) == NULL)
             break;
     if (got == n)
         repeat = ids_repeat(ids, n);
@@ -650,7 +671,7 @@ marks(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (ok) {
             mark = Py_None;
             if (ident != Py_None) {
-                PyObject *value = PyObject_GetAttr(item, ident);
+                PyObject *value = field_of(item, ident);
                 if (value == NULL)
                     goto error;
                 if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0)

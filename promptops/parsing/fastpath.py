@@ -76,7 +76,7 @@ class FastPath:
         if scanned is None and not self._python_gate(data, obj, items):
             return None
         if self._placed is not None:
-            placed = self._placed(items, *typed.place_names, changed.listed, UNSET)
+            placed = self._placed(items, *typed.place_fields, changed.listed, UNSET)
         else:
             placed = typed.placed(items, changed)
         if placed == PLACE_OUT:

@@ -74,12 +74,12 @@ class TypedShape:
         self._line = attr(item_names[roles.line]) if roles.line else None
         self._end_line = attr(item_names[roles.end_line]) if roles.line and roles.end_line else None
         self._id = attr(item_names[roles.id]) if roles.id else None
-        # Attribute names for the C twin of ``placed`` (scan.native_placed); None where the role is absent.
-        self.place_names: tuple[str | None, str | None, str | None, str | None] = (
-            item_names[roles.path] if roles.path else None,
-            item_names[roles.line] if roles.line else None,
-            item_names[roles.end_line] if roles.line and roles.end_line else None,
-            item_names[roles.id] if roles.id else None,
+        # The fields ``placed`` and ``marks`` read, for their C twins (scan.native_placed, scan.native_marks):
+        # the slot descriptor of each (read directly), else its attribute name; None where the role is absent.
+        slots = vars(self.item_type)
+        self.place_fields: tuple[Any, ...] = tuple(
+            slots.get(item_names[name], item_names[name]) if name else None
+            for name in (roles.path, roles.line, roles.end_line if roles.line else None, roles.id)
         )
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None

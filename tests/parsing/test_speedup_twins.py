@@ -32,6 +32,8 @@ def test_native_placed_and_marks_match_their_twins() -> None:
     native_placed, native_marks = scan.native_placed, scan.native_marks
     assert native_placed is not None and native_marks is not None
     typed = _typed()
+    names = tuple(getattr(field, "__name__", field) for field in typed.place_fields)
+    assert all(name is None or type(name) is str for name in names)
     rng = random.Random(3)
     files = ["a.py", "b/c.py", "d.go"]
     many = [f"x/{n}.py" for n in range(40)] + files[:2]
@@ -57,8 +59,9 @@ def test_native_placed_and_marks_match_their_twins() -> None:
             items.append(msgspec.convert(item, typed.item_type) if item["id"] else item)
         structs = [item for item in items if type(item) is typed.item_type]
         expected = typed.placed(structs, changed)
-        assert native_placed(structs, *typed.place_names, changed.listed, UNSET) == expected, items
-        assert native_marks(items, typed.item_type, *typed.place_names, changed.listed, UNSET) == typed.marks(
+        assert native_placed(structs, *typed.place_fields, changed.listed, UNSET) == expected, items
+        assert native_placed(structs, *names, changed.listed, UNSET) == expected, items  # fields by name
+        assert native_marks(items, typed.item_type, *typed.place_fields, changed.listed, UNSET) == typed.marks(
             items, changed
         )
 
