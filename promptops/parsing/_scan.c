@@ -7,9 +7,16 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline)) /* the scan loop's helpers: keep state in registers */
+#else
+#define ALWAYS_INLINE inline
 #endif
 
 #define MAX_DEPTH 256
@@ -116,6 +123,7 @@ ends_with_space_utf8(const unsigned char *start, const unsigned char *q)
 /* Masks of one 64-byte block: bit i stands for base[i]. */
 typedef struct {
     unsigned long long quote, backslash, bracket;
+    unsigned long long colon, low; /* low: bytes <= 0x20 or >= 0x80 (as signed chars, below 0x21) */
 } Block;
 
 static void
@@ -128,10 +136,11 @@ load_block(Block *b, const unsigned char *base, const unsigned char *end)
         memcpy(padded, base, (size_t)(end - base));
         src = padded;
     }
-    unsigned long long quote = 0, backslash = 0, bracket = 0;
+    unsigned long long quote = 0, backslash = 0, bracket = 0, colon = 0, low = 0;
 #ifdef __SSE2__
     const __m128i dq = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), fold = _mm_set1_epi8(0x20);
     const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+    const __m128i co = _mm_set1_epi8(':'), above_space = _mm_set1_epi8(0x21);
     for (int i = 0; i < 4; i++) {
         __m128i c = _mm_loadu_si128((const __m128i *)(src + 16 * i));
         /* '[' and ']' differ from '{' and '}' only in bit 0x20, and no other byte folds onto those two */
@@ -140,17 +149,23 @@ load_block(Block *b, const unsigned char *base, const unsigned char *end)
         quote |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, dq)) << (16 * i);
         backslash |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, bs)) << (16 * i);
         bracket |= (unsigned long long)(unsigned)_mm_movemask_epi8(br) << (16 * i);
+        colon |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, co)) << (16 * i);
+        low |= (unsigned long long)(unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(c, above_space)) << (16 * i);
     }
 #else
     for (int i = 0; i < 64; i++) {
         quote |= (unsigned long long)(src[i] == '"') << i;
         backslash |= (unsigned long long)(src[i] == '\\') << i;
         bracket |= (unsigned long long)(src[i] == '{' || src[i] == '}' || src[i] == '[' || src[i] == ']') << i;
+        colon |= (unsigned long long)(src[i] == ':') << i;
+        low |= (unsigned long long)(src[i] <= ' ' || src[i] >= 0x80) << i;
     }
 #endif
     b->quote = quote;
     b->backslash = backslash;
     b->bracket = bracket;
+    b->colon = colon;
+    b->low = low;
 }
 
 /* A string edge character that needs no closer look: printable ASCII other than the backslash. */
@@ -235,9 +250,61 @@ key_hash(const unsigned char *p, Py_ssize_t len, const unsigned char *end)
     return (unsigned int)(head ^ (head >> 29) ^ (head >> 47));
 }
 
+/* After a key's closing quote at p (its content starts at `start`): 1 when the string is a key (a colon follows)
+ * and no earlier key of the innermost object repeats it, 0 when it is no key, -1 to reject. */
+static ALWAYS_INLINE int
+note_key(const unsigned char *start, const unsigned char *p, const unsigned char *end, int escapes, Frame *frames,
+         int depth, Key *keys, int *nkeys)
+{
+    const unsigned char *r = p + 1; /* a key is the string followed by a colon */
+    if (r < end && *r != ':') {
+        while (r < end && (*r == ' ' || *r == '\n' || *r == '\r' || *r == '\t'))
+            r++;
+    }
+    if (r >= end || *r != ':')
+        return 0;
+    if (depth == 0 || !frames[depth - 1].is_object || escapes || *nkeys >= MAX_KEYS)
+        return -1; /* escaped spellings could alias: let the exact check decide */
+    Frame *frame = &frames[depth - 1];
+    Py_ssize_t len = p - start;
+    unsigned int hash = key_hash(start, len, end);
+    unsigned long long bit = 1ull << (hash & 63);
+    if (frame->seen & bit) /* a possible repeat: compare with the object's earlier keys */
+        for (int i = frame->first_key; i < *nkeys; i++)
+            if (keys[i].hash == hash && keys[i].len == len && memcmp(keys[i].ptr, start, (size_t)len) == 0)
+                return -1;
+    frame->seen |= bit;
+    keys[*nkeys].ptr = start;
+    keys[*nkeys].len = len;
+    keys[*nkeys].hash = hash;
+    (*nkeys)++;
+    return 1;
+}
+
+/* An opening or closing bracket outside strings: 0 to reject. */
+static ALWAYS_INLINE int
+note_bracket(unsigned char c, Frame *frames, int *depth, int *nkeys)
+{
+    if (c == '{' || c == '[') {
+        if (*depth >= MAX_DEPTH)
+            return 0;
+        frames[*depth].is_object = (c == '{');
+        frames[*depth].first_key = *nkeys;
+        frames[*depth].seen = 0;
+        (*depth)++;
+        return 1;
+    }
+    if (*depth == 0)
+        return 0;
+    (*depth)--;
+    *nkeys = frames[*depth].first_key; /* the object's keys are done with */
+    return 1;
+}
+
 /* One pass over 64-byte blocks: vector compares give the quotes, backslashes and brackets of a block as bit
- * masks, a prefix XOR of the unescaped quotes tells which bytes sit inside strings, and the loop then visits
- * only quotes and the brackets outside strings, a few hundred events per response. */
+ * masks, and a prefix XOR of the unescaped quotes tells which bytes sit inside strings. A block without
+ * backslashes whose string edges are all printable ASCII (masks tell) visits only brackets and the closing
+ * quotes that may end a key; any other block visits every quote and checks its edges one by one. */
 static int
 scan(const unsigned char *data, Py_ssize_t size)
 {
@@ -255,11 +322,43 @@ scan(const unsigned char *data, Py_ssize_t size)
         load_block(&block, base, end);
         unsigned long long escaped = 0;
         int may_escape = block.backslash != 0 || last_backslash != NULL;
+        /* Whether this block can take the quick route: nothing escaped in it, and no open string with an
+         * escape carried into it (its end would need the escape walk). */
+        int quick = !(block.backslash | carry) && !(inside && last_backslash != NULL && last_backslash >= start);
         if (block.backslash | carry)
             escaped = escaped_bits(block.backslash, &carry);
         unsigned long long quote = block.quote & ~escaped;
         unsigned long long in_string = prefix_xor(quote) ^ inside; /* opening quotes in, closing ones out */
         inside = (unsigned long long)((long long)in_string >> 63);
+        unsigned long long opening = quote & in_string, closing = quote & ~in_string;
+        if (quick) {
+            /* Every string edge in the block must be plain: the byte after each opening quote and the byte
+             * before each closing one (bytes across the block boundary are looked at directly). */
+            unsigned long long rough = ((opening << 1) & block.low) | ((closing >> 1) & block.low);
+            if (rough || ((opening >> 63) && base + 64 < end && !plain_edge(base[64])) ||
+                ((closing & 1) && base > data && !plain_edge(base[-1])))
+                quick = 0;
+        }
+        if (quick) {
+            unsigned long long keyish = closing & ((block.colon >> 1) | (block.low >> 1) | (1ull << 63));
+            unsigned long long events = keyish | (block.bracket & ~in_string);
+            while (events) {
+                int k = __builtin_ctzll(events);
+                events &= events - 1;
+                const unsigned char *p = base + k;
+                if (*p == '"') {
+                    unsigned long long before = opening & ((1ull << k) - 1);
+                    const unsigned char *from = before ? base + (63 - __builtin_clzll(before)) + 1 : start;
+                    if (note_key(from, p, end, 0, frames, depth, keys, &nkeys) < 0)
+                        return 0;
+                }
+                else if (!note_bracket(*p, frames, &depth, &nkeys))
+                    return 0;
+            }
+            if (opening)
+                start = base + (63 - __builtin_clzll(opening)) + 1;
+            continue;
+        }
         unsigned long long events = quote | (block.bracket & ~in_string);
         while (events) {
             int k = __builtin_ctzll(events);
@@ -302,45 +401,12 @@ scan(const unsigned char *data, Py_ssize_t size)
                     else if (p[-1] <= ' ')
                         return 0;
                 }
-                const unsigned char *r = p + 1; /* a key is the string followed by a colon */
-                if (r < end && *r != ':') {
-                    while (r < end && (*r == ' ' || *r == '\n' || *r == '\r' || *r == '\t'))
-                        r++;
-                }
-                if (r >= end || *r != ':')
-                    continue;
-                if (depth == 0 || !frames[depth - 1].is_object || escapes || nkeys >= MAX_KEYS)
-                    return 0; /* escaped spellings could alias: let the exact check decide */
-                Frame *frame = &frames[depth - 1];
-                Py_ssize_t len = p - start;
-                unsigned int hash = key_hash(start, len, end);
-                unsigned long long bit = 1ull << (hash & 63);
-                if (frame->seen & bit) /* a possible repeat: compare with the object's earlier keys */
-                    for (int i = frame->first_key; i < nkeys; i++)
-                        if (keys[i].hash == hash && keys[i].len == len &&
-                            memcmp(keys[i].ptr, start, (size_t)len) == 0)
-                            return 0;
-                frame->seen |= bit;
-                keys[nkeys].ptr = start;
-                keys[nkeys].len = len;
-                keys[nkeys].hash = hash;
-                nkeys++;
+                if (note_key(start, p, end, escapes, frames, depth, keys, &nkeys) < 0)
+                    return 0;
                 continue;
             }
-            if (*p == '{' || *p == '[') {
-                if (depth >= MAX_DEPTH)
-                    return 0;
-                frames[depth].is_object = (*p == '{');
-                frames[depth].first_key = nkeys;
-                frames[depth].seen = 0;
-                depth++;
-            }
-            else {
-                if (depth == 0)
-                    return 0;
-                depth--;
-                nkeys = frames[depth].first_key; /* the object's keys are done with */
-            }
+            if (!note_bracket(*p, frames, &depth, &nkeys))
+                return 0;
         }
         if (block.backslash)
             last_backslash = base + (63 - __builtin_clzll(block.backslash));
@@ -417,11 +483,222 @@ span_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(-1);
 }
 
+#define LINEAR_MAX 32 /* up to this many entries, comparing strings beats hashing fresh ones */
+
+/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. */
+static inline int
+same_str(PyObject *a, PyObject *b)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
+    return a == b || (PyUnicode_GET_LENGTH(b) == len && PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
+                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)len * PyUnicode_KIND(a)) == 0);
+}
+
+static inline int
+plain_str(PyObject *value)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    return PyUnicode_CheckExact(value) && PyUnicode_READY(value) == 0;
+#else
+    return PyUnicode_CheckExact(value);
+#endif
+}
+
+/* Is `value` in the tuple `listed`? 1/0, -1 on error. Short tuples of exact strs are compared in place;
+ * otherwise (*set, built once per call) answers like `value in frozenset(listed)`. */
+static int
+listed_contains(PyObject *listed, PyObject *value, PyObject **set)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(listed);
+    if (*set == NULL && n <= LINEAR_MAX && plain_str(value)) {
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {
+            PyObject *entry = PyTuple_GET_ITEM(listed, i);
+            if (!plain_str(entry))
+                break;
+            if (same_str(entry, value))
+                return 1;
+        }
+        if (i == n)
+            return 0;
+    }
+    if (*set == NULL && (*set = PyFrozenSet_New(listed)) == NULL)
+        return -1;
+    return PySet_Contains(*set, value);
+}
+
+/* Do two of the ids repeat? 1/0, -1 on error. A few exact strs are compared pairwise, without hashing. */
+static int
+ids_repeat(PyObject *ids[], Py_ssize_t n)
+{
+    int plain = n <= 16;
+    for (Py_ssize_t i = 0; plain && i < n; i++)
+        plain = plain_str(ids[i]);
+    if (plain) {
+        for (Py_ssize_t i = 1; i < n; i++)
+            for (Py_ssize_t j = 0; j < i; j++)
+                if (same_str(ids[i], ids[j]))
+                    return 1;
+        return 0;
+    }
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PySet_Add(seen, ids[i]) < 0) {
+            Py_DECREF(seen);
+            return -1;
+        }
+    int repeat = PySet_GET_SIZE(seen) != n;
+    Py_DECREF(seen);
+    return repeat;
+}
+
+/* A field of a typed finding, given as its name or as the member descriptor of its slot: a slot read when the
+ * descriptor describes an object slot of the item's type (what msgspec Structs use), else an attribute lookup.
+ * New reference; NULL with an exception set. */
+static ALWAYS_INLINE PyObject *
+field_of(PyObject *item, PyObject *field)
+{
+    if (!Py_IS_TYPE(field, &PyMemberDescr_Type))
+        return PyObject_GetAttr(item, field);
+    PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
+    PyMemberDef *member = descr->d_member;
+    if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) && PyObject_TypeCheck(item, descr->d_common.d_type)) {
+        PyObject *value = *(PyObject **)((char *)item + member->offset);
+        if (value != NULL) {
+            Py_INCREF(value);
+            return value;
+        }
+    }
+    return PyObject_GetAttr(item, PyDescr_NAME(field));
+}
+
+/* One typed finding names a listed path (or none) and has no end_line before its line: 1/0, -1 on error. */
+static int
+item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *unset, PyObject **set)
+{
+    PyObject *path = names[0], *line = names[1], *end = names[2];
+    if (path != Py_None) {
+        PyObject *value = field_of(item, path);
+        if (value == NULL)
+            return -1;
+        int found = value == unset ? 1 : listed_contains(listed, value, set);
+        Py_DECREF(value);
+        if (found <= 0)
+            return found;
+    }
+    if (line == Py_None || end == Py_None)
+        return 1;
+    PyObject *last = field_of(item, end);
+    if (last == NULL)
+        return -1;
+    int placed = 1;
+    if (last != unset) {
+        PyObject *first = field_of(item, line);
+        int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
+        Py_XDECREF(first);
+        placed = before < 0 ? -1 : !before;
+    }
+    Py_DECREF(last);
+    return placed;
+}
+
+/* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
+ * findings (TypedShape.placed is the reference). Fields (see field_of) may be None; `listed` holds the normal
+ * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
+ * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
+static PyObject *
+placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_Check(args[0]) || !PyTuple_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, listed: tuple, unset)");
+        return NULL;
+    }
+    PyObject *items = args[0], *ident = args[4], *listed = args[5], *unset = args[6], *set = NULL;
+    int verdict = 0;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < n && verdict == 0; i++) {
+        int ok = item_placed(PyList_GET_ITEM(items, i), args + 1, listed, unset, &set);
+        if (ok < 0) {
+            Py_XDECREF(set);
+            return NULL;
+        }
+        verdict = !ok;
+    }
+    Py_XDECREF(set);
+    if (verdict != 0 || ident == Py_None || n < 2)
+        return PyLong_FromLong(verdict);
+    PyObject *small[16], **ids = n <= 16 ? small : PyMem_New(PyObject *, (size_t)n);
+    if (ids == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t got = 0;
+    int repeat = -1;
+    for (; got < n; got++)
+        if ((ids[got] = field_of(PyList_GET_ITEM(items, got), ident)) == NULL)
+            break;
+    if (got == n)
+        repeat = ids_repeat(ids, n);
+    for (Py_ssize_t i = 0; i < got; i++)
+        Py_DECREF(ids[i]);
+    if (ids != small)
+        PyMem_Free(ids);
+    return repeat < 0 ? NULL : PyLong_FromLong(repeat ? 2 : 0);
+}
+
+/* marks(items, item_type, path, line, end_line, ident, listed, unset) -> list: for each finding that is an
+ * item_type Struct and placed (as above), its id as diagnostics report it (a non-empty str, else None); for
+ * any other finding, unset. TypedShape.marks is the reference. */
+static PyObject *
+marks(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyList_Check(args[0]) || !PyType_Check(args[1]) || !PyTuple_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "marks(items: list, item_type, path, line, end_line, ident, listed: tuple, unset)");
+        return NULL;
+    }
+    PyObject *items = args[0], *ident = args[5], *listed = args[6], *unset = args[7], *set = NULL;
+    PyTypeObject *item_type = (PyTypeObject *)args[1];
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i), *mark = unset;
+        int ok = Py_IS_TYPE(item, item_type) ? item_placed(item, args + 2, listed, unset, &set) : 0;
+        if (ok < 0)
+            goto error;
+        if (ok) {
+            mark = Py_None;
+            if (ident != Py_None) {
+                PyObject *value = field_of(item, ident);
+                if (value == NULL)
+                    goto error;
+                if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0)
+                    mark = value;
+                Py_DECREF(value); /* the item keeps it alive */
+            }
+        }
+        Py_INCREF(mark);
+        PyList_SET_ITEM(out, i, mark);
+    }
+    Py_XDECREF(set);
+    return out;
+error:
+    Py_XDECREF(set);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"clean", clean, METH_O,
      "True when no JSON string starts or ends with whitespace and no object repeats a key (conservative)."},
     {"span_end", (PyCFunction)(void (*)(void))span_end, METH_FASTCALL,
      "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
+    {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
+     "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
+    {"marks", (PyCFunction)(void (*)(void))marks, METH_FASTCALL,
+     "For each finding: its id when it is a placed typed Struct, else the unset marker."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -196,6 +196,30 @@ class ParseOutcome:
         outcome.extracted = outcome.truncated = False
         return outcome
 
+    @classmethod
+    def checked(
+        cls,
+        diagnostics: list[Diagnostic],
+        result: dict[str, Any] | None,
+        materialize: Callable[[], dict[str, Any]] | None,
+        versions: tuple[str, str],
+        counts: tuple[int, int, int],
+        extracted: bool,
+        truncated: bool,
+    ) -> ParseOutcome:
+        """An accepted outcome of the diagnostic path; ``counts`` are (seen, kept, coerced) findings.
+
+        Sets the slots directly, like ``clean``: keyword calls into ``__init__`` cost more than the rest.
+        """
+        outcome = cls.__new__(cls)
+        outcome.accepted, outcome.reason, outcome.diagnostics = True, None, diagnostics
+        outcome._result, outcome._materialize = result, materialize
+        outcome.schema_version, outcome.prompt_version = versions
+        outcome.findings_seen, outcome.findings_kept, outcome.findings_coerced = counts
+        outcome.findings_dropped = counts[0] - counts[1]
+        outcome.extracted, outcome.truncated = extracted, truncated
+        return outcome
+
     def mark_extracted(self) -> ParseOutcome:
         """Note that this outcome's JSON was taken out of surrounding text (fences, prose, think blocks)."""
         self.extracted = True

@@ -11,28 +11,35 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from promptops.errors import VersionError
 from promptops.parsing.diagnostics import ParseOutcome
+from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.scan import native, python_clean
-from promptops.parsing.typed import DECODE_ERRORS, TypedShape
+from promptops.parsing.scan import native, native_placed, python_clean, strings_clean
+from promptops.parsing.typed import DECODE_ERRORS, PLACE_IDS_REPEAT, PLACE_OUT, UNSET, TypedShape
 from promptops.parsing.versions import VersionGate
 from promptops.versioning import PromptVersion, SchemaVersion
 
 _VERSION_CACHE_LIMIT = 4096
+Validate = Callable[[Document, ChangedFiles, "tuple[str, str] | None"], ParseOutcome]
 
 
 class FastPath:
     """Whole-document decoding for one schema version, with the version-acceptance cache."""
 
-    def __init__(self, typed: TypedShape, gate: VersionGate, *, speedups: bool = True) -> None:
+    def __init__(
+        self, typed: TypedShape, gate: VersionGate, *, speedups: bool = True, validate: Validate | None = None
+    ) -> None:
         self.typed = typed
+        self._validate = validate
         self._gate = gate
         self._native = native if speedups else None
+        self._placed = native_placed if speedups else None
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
 
     def scan(self, data: bytes | str) -> bool | None:
@@ -68,12 +75,46 @@ class FastPath:
         items = typed.items(obj)
         if scanned is None and not self._python_gate(data, obj, items):
             return None
-        if not typed.in_place(items, changed):
+        if self._placed is not None:
+            placed = self._placed(items, *typed.place_fields, changed.listed, UNSET)
+        else:
+            placed = typed.placed(items, changed)
+        if placed == PLACE_OUT:
+            return self._placed_elsewhere(obj, items, changed, max_depth, request_versions, versions, scanned)
+        if (
+            typed.has_open_objects
+            and (typed.has_item_open or any(typed.top_open_values(obj)))
+            and not typed.shallow(obj, items, max_depth)
+        ):
             return None
+        diagnostics = typed.duplicate_ids(items) if placed == PLACE_IDS_REPEAT else []
+        return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))
+
+    def _placed_elsewhere(
+        self,
+        obj: Any,
+        items: list[Any],
+        changed: ChangedFiles,
+        max_depth: int,
+        request_versions: tuple[str, str] | None,
+        versions: tuple[str, str],
+        scanned: bool | None,
+    ) -> ParseOutcome | None:
+        """Valid as written, but some finding is not in place: the validator says which and why.
+
+        The scanned text has no repeated key and no edge whitespace, so the document is exactly what the
+        itemwise reader would build (every finding decodes typed on its own), without decoding it again.
+        """
+        if self._validate is None or scanned is not True:
+            return None
+        typed = self.typed
         if typed.has_open_objects and not typed.shallow(obj, items, max_depth):
             return None
-        diagnostics = typed.duplicate_ids(items) if items else []
-        return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))
+        top = {name: value for name, getter in typed.top_fields if (value := getter(obj)) is not UNSET}
+        top[typed.contract.items] = items
+        top_clean = strings_clean(typed.top_free_strings(obj))
+        document = Document(top, checked_versions=versions if top_clean else None)
+        return self._validate(document, changed, request_versions)
 
     def versions_ok(self, versions: tuple[Any, Any]) -> bool:
         """These exact declarations are clean, accepted, and read with exactly this schema version."""

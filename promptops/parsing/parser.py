@@ -16,6 +16,7 @@ from promptops.parsing.fastpath import FastPath
 from promptops.parsing.itemwise import read_itemwise
 from promptops.parsing.jsontext import Rejection, decode_text, read_document, with_duplicates
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.scan import native
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
@@ -46,11 +47,15 @@ class Parser:
         floor = self.policy.schema_floor
         readable = [v for v in contract.schema_versions if v.major == floor.major and v >= floor]
         typed = {v: t for v in readable if (t := TypedShape.build(contract, contract.shape(v))) is not None}
-        self._validator = Validator(contract, self.policy, gate, typed)
+        self._validator = Validator(contract, self.policy, gate, typed, speedups=speedups)
         self._fast: dict[str, FastPath | None] = {
-            str(v): FastPath(typed[v], gate, speedups=speedups) if fast_path and v in typed else None for v in readable
+            str(v): FastPath(typed[v], gate, speedups=speedups, validate=self._validator.validate)
+            if fast_path and v in typed
+            else None
+            for v in readable
         }
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
+        self._scan = native if speedups else None
         # With several readable versions, the fast path that accepted the last response is tried before the
         # text is searched for the declared version (see parse).
         self._guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
@@ -94,7 +99,7 @@ class Parser:
         if guess is not None:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
             # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
-            scanned = guess.scan(raw)
+            scanned = self._scan(raw) if self._scan is not None else None  # FastPath.scan, one call less
             outcome = guess.parse(raw, changed, self._limits.max_depth, None, scanned)
             if outcome is not None:
                 return outcome

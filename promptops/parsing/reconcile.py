@@ -25,38 +25,35 @@ def normalize_repo_path(path: str) -> str | None:
     return normal
 
 
-def _all_plain(paths: tuple[str, ...]) -> bool:
-    """True when no path can need normalizing: none empty or absolute, no segment starting with "."
-
-    One pass of C substring searches over the NUL-joined paths (no repository path contains NUL); a hit only
-    means the paths are normalized one by one.
-    """
-    try:
-        joined = "\0".join(paths)
-    except TypeError:
-        return False
-    return not (
-        joined.startswith(("/", ".", "\0"))
-        or joined.endswith("\0")
-        or "\0/" in joined
-        or "\0." in joined
-        or "/." in joined
-        or "\0\0" in joined
-    )
-
-
 class ChangedFiles:
     """The normalized changed files of one review target; build once and reuse across responses."""
 
-    __slots__ = ("normal", "paths")
+    __slots__ = ("_normal", "listed", "paths")
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.paths = tuple(paths)
-        if _all_plain(self.paths):
-            self.normal = frozenset(self.paths)  # the usual case: every path already in normal form
-        else:
+        # One join and two C substring searches decide the usual case: no path is empty or absolute, and no
+        # segment starts with "." (so every path is already normal). A hit, or a path that is not a str, only
+        # means the paths are normalized one by one.
+        try:
+            joined = f"/{'/'.join(self.paths)}/"
+        except TypeError:
+            joined = "//"
+        if "//" in joined or "/." in joined:
             normal = (normalize_repo_path(p) for p in self.paths if isinstance(p, str))
-            self.normal = frozenset(p for p in normal if p is not None)
+            self._normal: frozenset[str] | None = frozenset(p for p in normal if p is not None)
+            self.listed: tuple[str, ...] = tuple(self._normal)
+        else:
+            self._normal = None  # built on first use: the fast path compares against ``listed`` in C
+            self.listed = self.paths
+
+    @property
+    def normal(self) -> frozenset[str]:
+        """The normalized changed files (``listed``, as a set)."""
+        normal = self._normal
+        if normal is None:
+            normal = self._normal = frozenset(self.listed)
+        return normal
 
     def __contains__(self, path: object) -> bool:
         """True when ``path`` reconciles with one of the changed files."""

@@ -17,11 +17,15 @@ import msgspec
 
 native: Callable[[object], bool] | None
 native_span_end: Callable[[str, int], int] | None
+native_placed: Callable[..., int] | None  # the references are TypedShape.placed and TypedShape.marks
+native_marks: Callable[..., list[Any]] | None
 try:
     from promptops.parsing._scan import clean as native
+    from promptops.parsing._scan import marks as native_marks
+    from promptops.parsing._scan import placed as native_placed
     from promptops.parsing._scan import span_end as native_span_end
 except ImportError:  # no compiler at install time: the reference implementations do the same job
-    native = native_span_end = None
+    native = native_span_end = native_placed = native_marks = None
 _encode = msgspec.json.Encoder().encode
 _strip = str.strip
 

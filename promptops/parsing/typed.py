@@ -27,6 +27,7 @@ from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 UNSET = msgspec.UNSET
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
 _is_set = functools.partial(operator.is_not, UNSET)
+PLACE_OK, PLACE_OUT, PLACE_IDS_REPEAT = 0, 1, 2  # verdicts of TypedShape.placed and scan.native_placed
 
 
 class _Inexpressible(Exception):
@@ -65,11 +66,21 @@ class TypedShape:
         self._top_open = [attr(top_names[n]) for n, r in top.properties.items() if r.open_object]
         self._item_open = [attr(item_names[n]) for n, r in item.properties.items() if r.open_object]
         self.has_open_objects = bool(self._top_open or self._item_open)
+        # ``shallow`` can only fail for a non-empty open member: one C getter tells when the top has none.
+        self.top_open_values = _getter(top_names[n] for n, r in top.properties.items() if r.open_object)
+        self.has_item_open = bool(self._item_open)
         self._path = attr(item_names[roles.path]) if roles.path else None
         self._path_optional = roles.path is not None and roles.path not in item.required
         self._line = attr(item_names[roles.line]) if roles.line else None
         self._end_line = attr(item_names[roles.end_line]) if roles.line and roles.end_line else None
         self._id = attr(item_names[roles.id]) if roles.id else None
+        # The fields ``placed`` and ``marks`` read, for their C twins (scan.native_placed, scan.native_marks):
+        # the slot descriptor of each (read directly), else its attribute name; None where the role is absent.
+        slots = vars(self.item_type)
+        self.place_fields: tuple[Any, ...] = tuple(
+            slots.get(item_names[name], item_names[name]) if name else None
+            for name in (roles.path, roles.line, roles.end_line if roles.line else None, roles.id)
+        )
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
         self._items_path = paths.member(None, contract.items)
@@ -106,6 +117,26 @@ class TypedShape:
                 if end is not UNSET and end < line:
                     return False
         return True
+
+    def placed(self, items: list[Any], changed: ChangedFiles) -> int:
+        """1 when some finding is not ``in_place``; else 2 when two ids are equal, else 0 (reference for
+        scan.native_placed, which answers the same in one C loop)."""
+        if not self.in_place(items, changed):
+            return PLACE_OUT
+        if self._id is not None and len(items) > 1:
+            ids = list(map(self._id, items))
+            if len(set(ids)) != len(ids):
+                return PLACE_IDS_REPEAT
+        return PLACE_OK
+
+    def marks(self, items: list[Any], changed: ChangedFiles) -> list[Any]:
+        """Per finding: its ``finding_id`` when it is a typed Struct ``in_place_one``, else UNSET (reference for
+        scan.native_marks)."""
+        item_type = self.item_type
+        return [
+            self.finding_id(item) if type(item) is item_type and self.in_place_one(item, changed) else UNSET
+            for item in items
+        ]
 
     def finding_id(self, item: Any) -> str | None:
         """The id of a typed finding as diagnostics report it (clean strings need no trimming)."""

@@ -8,6 +8,7 @@ fallback and duplicate ids. A rejected response carries only the wrapper/truncat
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,8 @@ from promptops.parsing.diagnostics import (
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value, compile_quick
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.typed import TypedShape
+from promptops.parsing.scan import native_marks
+from promptops.parsing.typed import UNSET, TypedShape
 from promptops.parsing.versions import VersionGate
 from promptops.policy import ParserPolicy
 from promptops.shape import FieldRule, ObjectShape, OutputShape
@@ -64,8 +66,11 @@ class Validator:
         policy: ParserPolicy,
         gate: VersionGate,
         typed: Mapping[SchemaVersion, TypedShape] | None = None,
+        *,
+        speedups: bool = True,
     ) -> None:
         self._contract = contract
+        self._marks = native_marks if speedups else None
         # Documents from the itemwise reader hold findings already checked in C as typed Structs.
         self._typed = dict(typed or {})
         self._compiled_by_version: dict[SchemaVersion, _Compiled] = {}
@@ -121,15 +126,17 @@ class Validator:
         if document.top_duplicates:
             key = document.top_duplicates[0]
             raise _Rejected(Code.DUPLICATE_KEY, paths.member(None, key), f"key {key!r} appears more than once")
-        for key in top:
-            if key in document.member_duplicates:
-                where = document.member_duplicates[key]
-                raise _Rejected(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once")
+        if document.member_duplicates:
+            for key in top:
+                if key in document.member_duplicates:
+                    where = document.member_duplicates[key]
+                    raise _Rejected(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once")
         result: dict[str, Any]
         if document.checked_versions is not None:  # typed envelope: versions and top level already proven
             (schema_text, prompt_text), tolerant = document.checked_versions, False
             shape = self._typed_shape_of(document)
-            result = {key: value for key, value in top.items() if key != self._items}
+            result = dict(top)
+            del result[self._items]
             outcome_diags = notes
         else:
             applied: list[Coercion] = []
@@ -142,21 +149,16 @@ class Validator:
         assert isinstance(items, list)
         kept, counts, has_structs = self._findings(items, shape, tolerant, document, changed, outcome_diags)
         result[self._items] = kept
-        return ParseOutcome(
-            accepted=True,
-            reason=None,
-            diagnostics=outcome_diags,
-            result=None if has_structs else result,
-            # Typed findings stay Structs until someone reads the result.
-            materialize=functools.partial(msgspec.to_builtins, result) if has_structs else None,
-            schema_version=schema_text,
-            prompt_version=prompt_text,
-            findings_seen=counts[0],
-            findings_kept=len(kept),
-            findings_dropped=counts[0] - len(kept),
-            findings_coerced=counts[1],
-            extracted=document.extracted,
-            truncated=document.truncation is not None,
+        # Typed findings stay Structs until someone reads the result.
+        materialize = functools.partial(msgspec.to_builtins, result) if has_structs else None
+        return ParseOutcome.checked(
+            outcome_diags,
+            None if has_structs else result,
+            materialize,
+            (schema_text, prompt_text),
+            (counts[0], len(kept), counts[1]),
+            document.extracted,
+            document.truncation is not None,
         )
 
     # ---- top level -------------------------------------------------------------------------------------
@@ -327,14 +329,23 @@ class Validator:
         kept_ids: list[tuple[int, str | None]] = []
         typed = self._typed.get(shape.version)
         item_type = typed.item_type if typed is not None else None
+        # Typed findings that are in place are kept as they are: one C pass marks them with their ids.
+        marks: list[Any] | None = None
+        if typed is not None:
+            if self._marks is not None:
+                marks = self._marks(items, item_type, *typed.place_fields, changed.listed, UNSET)
+            else:
+                marks = typed.marks(items, changed)
+            has_structs = marks.count(UNSET) != len(marks)
         for index, item in enumerate(items):
-            if typed is not None and type(item) is item_type:
-                if typed.in_place_one(item, changed):
+            if marks is not None:
+                mark = marks[index]
+                if mark is not UNSET:
                     kept.append(item)
-                    kept_ids.append((index, typed.finding_id(item)))
-                    has_structs = True
+                    kept_ids.append((index, mark))
                     continue
-                item = msgspec.to_builtins(item)  # valid as written, but not in place: the checks below say why
+                if type(item) is item_type:  # valid as written, but not in place: the checks below say why
+                    item = msgspec.to_builtins(item)
             finding_id = _finding_id(item, id_field)
             base = paths.element(self._items_path, index)
             if type(item) is not dict:
@@ -442,10 +453,12 @@ class Validator:
         return out
 
 
+_second = operator.itemgetter(1)
+
+
 def _ids_repeat(kept_ids: list[tuple[int, str | None]]) -> bool:
     """Some id occurs twice (None included): only then is ``duplicate_ids``'s walk worth making."""
-    ids = [finding_id for _, finding_id in kept_ids]
-    return len(set(ids)) != len(ids)
+    return len(set(map(_second, kept_ids))) != len(kept_ids)
 
 
 def _schema_ordered(values: dict[str, Any], rules: Any) -> dict[str, Any]:
