@@ -1,23 +1,2 @@
 def clean(data: object, /) -> bool: ...
 def span_end(text: str, start: int, /) -> int: ...
-def placed(
-    items: list[object],
-    path: object,
-    line: object,
-    end_line: object,
-    ident: object,
-    listed: tuple[str, ...],
-    unset: object,
-    /,
-) -> int: ...
-def marks(
-    items: list[object],
-    item_type: type,
-    path: object,
-    line: object,
-    end_line: object,
-    ident: object,
-    listed: tuple[str, ...],
-    unset: object,
-    /,
-) -> list[object]: ...

@@ -1,0 +1,243 @@
+/* Optional speedup for the fast path's checks of typed findings (promptops/parsing/typed.py holds the
+ * references, TypedShape.placed and TypedShape.marks).
+ *
+ * placed(items, path, line, end_line, ident, listed, unset) -> int: 1 when some finding's path is not among
+ * the changed files `listed` or its end_line precedes its line; else 2 when two findings share an id; else 0.
+ * marks(items, item_type, path, line, end_line, ident, listed, unset) -> list: per finding, its id when it is
+ * an `item_type` Struct in place, else `unset`.
+ * The field arguments are slot descriptors (read directly) or attribute names, None where the contract has no
+ * such role.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+#define LINEAR_MAX 32 /* up to this many entries, comparing strings beats hashing fresh ones */
+
+/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. */
+static inline int
+same_str(PyObject *a, PyObject *b)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
+    return a == b || (PyUnicode_GET_LENGTH(b) == len && PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
+                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)len * PyUnicode_KIND(a)) == 0);
+}
+
+static inline int
+plain_str(PyObject *value)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    return PyUnicode_CheckExact(value) && PyUnicode_READY(value) == 0;
+#else
+    return PyUnicode_CheckExact(value);
+#endif
+}
+
+/* Is `value` in the tuple `listed`? 1/0, -1 on error. Short tuples of exact strs are compared in place;
+ * otherwise (*set, built once per call) answers like `value in frozenset(listed)`. */
+static int
+listed_contains(PyObject *listed, PyObject *value, PyObject **set)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(listed);
+    if (*set == NULL && n <= LINEAR_MAX && plain_str(value)) {
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {
+            PyObject *entry = PyTuple_GET_ITEM(listed, i);
+            if (!plain_str(entry))
+                break;
+            if (same_str(entry, value))
+                return 1;
+        }
+        if (i == n)
+            return 0;
+    }
+    if (*set == NULL && (*set = PyFrozenSet_New(listed)) == NULL)
+        return -1;
+    return PySet_Contains(*set, value);
+}
+
+/* Do two of the ids repeat? 1/0, -1 on error. A few exact strs are compared pairwise, without hashing. */
+static int
+ids_repeat(PyObject *ids[], Py_ssize_t n)
+{
+    int plain = n <= 16;
+    for (Py_ssize_t i = 0; plain && i < n; i++)
+        plain = plain_str(ids[i]);
+    if (plain) {
+        for (Py_ssize_t i = 1; i < n; i++)
+            for (Py_ssize_t j = 0; j < i; j++)
+                if (same_str(ids[i], ids[j]))
+                    return 1;
+        return 0;
+    }
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PySet_Add(seen, ids[i]) < 0) {
+            Py_DECREF(seen);
+            return -1;
+        }
+    int repeat = PySet_GET_SIZE(seen) != n;
+    Py_DECREF(seen);
+    return repeat;
+}
+
+/* A field of a typed finding, given as its name or as the member descriptor of its slot: a slot read when the
+ * descriptor describes an object slot of the item's type (what msgspec Structs use), else an attribute lookup.
+ * New reference; NULL with an exception set. */
+static ALWAYS_INLINE PyObject *
+field_of(PyObject *item, PyObject *field)
+{
+    if (!Py_IS_TYPE(field, &PyMemberDescr_Type))
+        return PyObject_GetAttr(item, field);
+    PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
+    PyMemberDef *member = descr->d_member;
+    if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) && PyObject_TypeCheck(item, descr->d_common.d_type)) {
+        PyObject *value = *(PyObject **)((char *)item + member->offset);
+        if (value != NULL) {
+            Py_INCREF(value);
+            return value;
+        }
+    }
+    return PyObject_GetAttr(item, PyDescr_NAME(field));
+}
+
+/* One typed finding names a listed path (or none) and has no end_line before its line: 1/0, -1 on error. */
+static int
+item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *unset, PyObject **set)
+{
+    PyObject *path = names[0], *line = names[1], *end = names[2];
+    if (path != Py_None) {
+        PyObject *value = field_of(item, path);
+        if (value == NULL)
+            return -1;
+        int found = value == unset ? 1 : listed_contains(listed, value, set);
+        Py_DECREF(value);
+        if (found <= 0)
+            return found;
+    }
+    if (line == Py_None || end == Py_None)
+        return 1;
+    PyObject *last = field_of(item, end);
+    if (last == NULL)
+        return -1;
+    int placed = 1;
+    if (last != unset) {
+        PyObject *first = field_of(item, line);
+        int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
+        Py_XDECREF(first);
+        placed = before < 0 ? -1 : !before;
+    }
+    Py_DECREF(last);
+    return placed;
+}
+
+/* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
+ * findings (TypedShape.placed is the reference). Fields (see field_of) may be None; `listed` holds the normal
+ * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
+ * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
+static PyObject *
+placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_Check(args[0]) || !PyTuple_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, listed: tuple, unset)");
+        return NULL;
+    }
+    PyObject *items = args[0], *ident = args[4], *listed = args[5], *unset = args[6], *set = NULL;
+    int verdict = 0;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < n && verdict == 0; i++) {
+        int ok = item_placed(PyList_GET_ITEM(items, i), args + 1, listed, unset, &set);
+        if (ok < 0) {
+            Py_XDECREF(set);
+            return NULL;
+        }
+        verdict = !ok;
+    }
+    Py_XDECREF(set);
+    if (verdict != 0 || ident == Py_None || n < 2)
+        return PyLong_FromLong(verdict);
+    PyObject *small[16], **ids = n <= 16 ? small : PyMem_New(PyObject *, (size_t)n);
+    if (ids == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t got = 0;
+    int repeat = -1;
+    for (; got < n; got++)
+        if ((ids[got] = field_of(PyList_GET_ITEM(items, got), ident)) == NULL)
+            break;
+    if (got == n)
+        repeat = ids_repeat(ids, n);
+    for (Py_ssize_t i = 0; i < got; i++)
+        Py_DECREF(ids[i]);
+    if (ids != small)
+        PyMem_Free(ids);
+    return repeat < 0 ? NULL : PyLong_FromLong(repeat ? 2 : 0);
+}
+
+/* marks(items, item_type, path, line, end_line, ident, listed, unset) -> list: for each finding that is an
+ * item_type Struct and placed (as above), its id as diagnostics report it (a non-empty str, else None); for
+ * any other finding, unset. TypedShape.marks is the reference. */
+static PyObject *
+marks(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyList_Check(args[0]) || !PyType_Check(args[1]) || !PyTuple_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "marks(items: list, item_type, path, line, end_line, ident, listed: tuple, unset)");
+        return NULL;
+    }
+    PyObject *items = args[0], *ident = args[5], *listed = args[6], *unset = args[7], *set = NULL;
+    PyTypeObject *item_type = (PyTypeObject *)args[1];
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i), *mark = unset;
+        int ok = Py_IS_TYPE(item, item_type) ? item_placed(item, args + 2, listed, unset, &set) : 0;
+        if (ok < 0)
+            goto error;
+        if (ok) {
+            mark = Py_None;
+            if (ident != Py_None) {
+                PyObject *value = field_of(item, ident);
+                if (value == NULL)
+                    goto error;
+                if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0)
+                    mark = value;
+                Py_DECREF(value); /* the item keeps it alive */
+            }
+        }
+        Py_INCREF(mark);
+        PyList_SET_ITEM(out, i, mark);
+    }
+    Py_XDECREF(set);
+    return out;
+error:
+    Py_XDECREF(set);
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
+     "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
+    {"marks", (PyCFunction)(void (*)(void))marks, METH_FASTCALL,
+     "For each finding: its id when it is a placed typed Struct, else the unset marker."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_place", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__place(void)
+{
+    return PyModule_Create(&module);
+}
