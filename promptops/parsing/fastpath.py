@@ -76,7 +76,8 @@ class FastPath:
         if scanned is None and not self._python_gate(data, obj, items):
             return None
         if self._placed is not None:
-            placed = self._placed(items, *typed.place_fields, changed.listed, UNSET)
+            listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined
+            placed = self._placed(items, *typed.place_fields, listed, UNSET)
         else:
             placed = typed.placed(items, changed)
         if placed == PLACE_OUT:

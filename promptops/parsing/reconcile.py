@@ -28,7 +28,7 @@ def normalize_repo_path(path: str) -> str | None:
 class ChangedFiles:
     """The normalized changed files of one review target; build once and reuse across responses."""
 
-    __slots__ = ("_normal", "listed", "paths")
+    __slots__ = ("_normal", "_plain", "listed", "listed_plain", "paths")
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.paths = tuple(paths)
@@ -46,6 +46,15 @@ class ChangedFiles:
         else:
             self._normal = None  # built on first use: the fast path compares against ``listed`` in C
             self.listed = self.paths
+        # A contract that turns a finding path's backslashes into "/" compares only backslash-free paths, so a
+        # changed file whose name holds a backslash (legal on POSIX) can never match one: the typed checks,
+        # which look at paths before any coercion, must leave such files out (``listed_plain``).
+        if "\\" in joined:
+            self.listed_plain: tuple[str, ...] = tuple(p for p in self.listed if "\\" not in p)
+            self._plain: frozenset[str] | None = frozenset(self.listed_plain)
+        else:
+            self.listed_plain = self.listed
+            self._plain = None
 
     @property
     def normal(self) -> frozenset[str]:
@@ -54,6 +63,11 @@ class ChangedFiles:
         if normal is None:
             normal = self._normal = frozenset(self.listed)
         return normal
+
+    @property
+    def normal_plain(self) -> frozenset[str]:
+        """``normal`` less the paths that hold a backslash (``listed_plain``, as a set)."""
+        return self.normal if self._plain is None else self._plain
 
     def __contains__(self, path: object) -> bool:
         """True when ``path`` reconciles with one of the changed files."""

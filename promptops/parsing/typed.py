@@ -74,6 +74,9 @@ class TypedShape:
         self._line = attr(item_names[roles.line]) if roles.line else None
         self._end_line = attr(item_names[roles.end_line]) if roles.line and roles.end_line else None
         self._id = attr(item_names[roles.id]) if roles.id else None
+        # Paths are read before any coercion: when backslashes become "/", a path holding one is never in
+        # place as written (ChangedFiles.listed_plain), whatever the changed files' names.
+        self.plain_paths = roles.path is not None and contract.coercions.path_separators
         # The fields ``placed`` and ``marks`` read, for their C twins (scan.native_placed, scan.native_marks):
         # the slot descriptor of each (read directly), else its attribute name; None where the role is absent.
         slots = vars(self.item_type)
@@ -110,13 +113,18 @@ class TypedShape:
         """Every finding names a changed file (exactly, already normal) and has a sane line range."""
         if self._path is not None:
             located = filter(_is_set, map(self._path, items)) if self._path_optional else map(self._path, items)
-            if not all(map(changed.normal.__contains__, located)):
+            normal = changed.normal_plain if self.plain_paths else changed.normal
+            if not all(map(normal.__contains__, located)):
                 return False
         if self._end_line is not None and self._line is not None:
             for end, line in zip(map(self._end_line, items), map(self._line, items), strict=True):
                 if end is not UNSET and end < line:
                     return False
         return True
+
+    def listed(self, changed: ChangedFiles) -> tuple[str, ...]:
+        """The changed files a typed finding's path, as written, may be compared with (for the C helpers)."""
+        return changed.listed_plain if self.plain_paths else changed.listed
 
     def placed(self, items: list[Any], changed: ChangedFiles) -> int:
         """1 when some finding is not ``in_place``; else 2 when two ids are equal, else 0 (reference for
@@ -147,7 +155,7 @@ class TypedShape:
         """``in_place`` for a single typed finding, without the iterator setup."""
         if self._path is not None:
             path = self._path(item)
-            if path is not UNSET and path not in changed.normal:
+            if path is not UNSET and path not in (changed.normal_plain if self.plain_paths else changed.normal):
                 return False
         if self._end_line is not None and self._line is not None:
             end = self._end_line(item)

@@ -333,7 +333,7 @@ class Validator:
         marks: list[Any] | None = None
         if typed is not None:
             if self._marks is not None:
-                marks = self._marks(items, item_type, *typed.place_fields, changed.listed, UNSET)
+                marks = self._marks(items, item_type, *typed.place_fields, typed.listed(changed), UNSET)
             else:
                 marks = typed.marks(items, changed)
             has_structs = marks.count(UNSET) != len(marks)

@@ -35,9 +35,16 @@ def test_native_placed_and_marks_match_their_twins() -> None:
     names = tuple(getattr(field, "__name__", field) for field in typed.place_fields)
     assert all(name is None or type(name) is str for name in names)
     rng = random.Random(3)
-    files = ["a.py", "b/c.py", "d.go"]
+    files = ["a.py", "b/c.py", "d.go", "e\\f.py"]
     many = [f"x/{n}.py" for n in range(40)] + files[:2]
-    variants = [files[:2], ["./a.py", "b/./c.py"], many, [_Str("a.py"), "b/c.py"], ["b/c.py", "a.py", "a.py"]]
+    variants = [
+        files[:2],
+        ["./a.py", "b/./c.py"],
+        many,
+        [_Str("a.py"), "b/c.py"],
+        ["b/c.py", "a.py", "a.py"],
+        ["a.py", "b/c.py", "e\\f.py"],
+    ]
     for _ in range(3000):
         changed = ChangedFiles(rng.choice(variants))
         items: list[Any] = []
@@ -48,7 +55,7 @@ def test_native_placed_and_marks_match_their_twins() -> None:
                 "severity": "low",
                 "category": "test",
                 "title": "t",
-                "file": rng.choice(files if rng.random() < 0.2 else files[:2]),
+                "file": rng.choice(files if rng.random() < 0.3 else files[:2]),
                 "line": line,
                 "message": "m",
             }
@@ -59,11 +66,10 @@ def test_native_placed_and_marks_match_their_twins() -> None:
             items.append(msgspec.convert(item, typed.item_type) if item["id"] else item)
         structs = [item for item in items if type(item) is typed.item_type]
         expected = typed.placed(structs, changed)
-        assert native_placed(structs, *typed.place_fields, changed.listed, UNSET) == expected, items
-        assert native_placed(structs, *names, changed.listed, UNSET) == expected, items  # fields by name
-        assert native_marks(items, typed.item_type, *typed.place_fields, changed.listed, UNSET) == typed.marks(
-            items, changed
-        )
+        listed = typed.listed(changed)
+        assert native_placed(structs, *typed.place_fields, listed, UNSET) == expected, items
+        assert native_placed(structs, *names, listed, UNSET) == expected, items  # fields by name
+        assert native_marks(items, typed.item_type, *typed.place_fields, listed, UNSET) == typed.marks(items, changed)
 
 
 class _Str(str):
@@ -100,10 +106,34 @@ def test_changed_files_quick_check_is_exact() -> None:
     from promptops.parsing.reconcile import normalize_repo_path
 
     rng = random.Random(5)
-    parts = ["a", "b.py", ".", "..", "", ".git", "x.", "/"]
+    parts = ["a", "b.py", ".", "..", "", ".git", "x.", "/", "c\\d"]
     for _ in range(5000):
         paths = ["/".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(0, 4))]
         changed = ChangedFiles(paths)
         expected = frozenset(p for p in map(normalize_repo_path, paths) if p is not None)
         assert changed.normal == expected, paths
         assert set(changed.listed) == expected, paths
+        plain = frozenset(p for p in expected if "\\" not in p)
+        assert changed.normal_plain == set(changed.listed_plain) == plain, paths
+
+
+@pytest.mark.parametrize(
+    ("changed", "path"),
+    [
+        (["a\\b.py"], "a\\b.py"),  # a changed file whose name holds a backslash (legal on POSIX)
+        (["a/b.py"], "a\\b.py"),
+        (["a\\b.py", "c.py"], "c.py"),
+        (["a\\b.py", "a/b.py"], "a\\b.py"),
+    ],
+)
+def test_paths_agree_on_backslashes(changed: list[str], path: str) -> None:
+    """The diagnostic path turns a finding path's backslashes into '/' before reconciling it; the fast path
+    must reach the same outcome, even when a changed file's name holds the very same backslash."""
+    from tests.helpers import finding, response, text
+
+    contract = load_contract(ROOT, "review-result")
+    parsers = Parser(contract), Parser(contract, speedups=False), Parser(contract, fast_path=False)
+    raw = text(response([finding(1, file=path), finding(2, file="c.py")]))
+    changed_files = ChangedFiles(changed)
+    summaries = [_summary(parser.parse(raw, changed_files)) for parser in parsers]
+    assert summaries[0] == summaries[2] and summaries[1] == summaries[2]
