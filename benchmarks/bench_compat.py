@@ -30,8 +30,13 @@ from promptops.versioning import SchemaVersion
 REPO = Path(__file__).resolve().parents[1]
 REVIEW_RESULT = REPO / "versions" / "review-result" / "schemas" / "1.0.json"
 VECTORS = REPO / ".." / "shared" / "conformance" / "compat-vectors.json"
-KINDS = ({"type": "string"}, {"type": "integer", "minimum": 0}, {"type": "boolean"},
-         {"type": "array", "items": {"type": "string"}}, {"type": "string", "enum": ["a", "b", "c"]})
+KINDS = (
+    {"type": "string"},
+    {"type": "integer", "minimum": 0},
+    {"type": "boolean"},
+    {"type": "array", "items": {"type": "string"}},
+    {"type": "string", "enum": ["a", "b", "c"]},
+)
 
 
 def history(count: int) -> dict[SchemaVersion, dict[str, Any]]:
@@ -77,15 +82,18 @@ def bench(repeat: int) -> None:
     diffs = best(diff_only, repeat)
     baseline = best(lambda: Draft7Validator.check_schema(head), max(repeat, 20))
     size = len(json.dumps(head))
-    print(f"review-result {head_version} ({size} bytes) classified against {len(versions)} earlier versions: "
-          f"{result.change}")
-    print(f"  normalize 50 + classify: {total * 1000:8.1f} ms  (target < 1000 ms: "
-          f"{'ok' if total < 1 else 'TOO SLOW'})")
+    print(
+        f"review-result {head_version} ({size} bytes) classified against {len(versions)} earlier versions: "
+        f"{result.change}"
+    )
+    print(f"  normalize 50 + classify: {total * 1000:8.1f} ms  (target < 1000 ms: {'ok' if total < 1 else 'TOO SLOW'})")
     per_version = diffs / len(versions) * 1000
     print(f"  classify only:           {diffs * 1000:8.1f} ms  ({per_version:.2f} ms per version)")
     print(f"  baseline, one Draft7 metaschema check of the same schema: {baseline * 1000:.2f} ms")
-    print(f"  ratio (normalize 50 + classify) / baseline: {total / baseline:.1f}x; "
-          f"per earlier version: {total / len(versions) / baseline:.2f}x")
+    print(
+        f"  ratio (normalize 50 + classify) / baseline: {total / baseline:.1f}x; "
+        f"per earlier version: {total / len(versions) / baseline:.2f}x"
+    )
     print(f"  best of {repeat} runs; python {sys.version.split()[0]}")
 
 
@@ -100,16 +108,16 @@ def conformance() -> int:
     print(f"  forward agreement:  {f_ok}/{f_all} = {f_ok / f_all:.1%} (vectors that state a forward verdict)")
     print(f"disagreements kept: {len(report.disagreements)}")
     for r in report.disagreements:
-        print(f"  {r.name}: expected B={r.expected_backward} F={r.expected_forward}, "
-              f"engine B={r.backward} F={r.forward}")
+        print(
+            f"  {r.name}: expected B={r.expected_backward} F={r.expected_forward}, engine B={r.backward} F={r.forward}"
+        )
     print("scored per promptops policy (POLICY-DEPENDENT):")
     for r in report.results:
         if r.note:
             print(f"  {r.name}: expected B={r.expected_backward} ({r.note}); engine B={r.backward}")
     print("DISPUTED (information only; the engine follows what a validator does):")
     for r in report.disputed:
-        print(f"  {r.name}: source B={r.expected_backward} F={r.expected_forward}, "
-              f"engine B={r.backward} F={r.forward}")
+        print(f"  {r.name}: source B={r.expected_backward} F={r.expected_forward}, engine B={r.backward} F={r.forward}")
     return 0
 
 

@@ -65,11 +65,15 @@ def bench_process(runs: int) -> None:
     print(f"whole process, {runs} interleaved runs each (min / median)")
     label = "python -c 'import click, jinja2, yaml'"
     print(f"  baseline  {label:<44}{b_min * 1000:7.1f} / {b_med * 1000:7.1f} ms")
-    for label, times in (("promptops lint (templates/)", lint_times),
-                         ("  same, PROMPTOPS_NO_TEMPLATE_CACHE=1", cold_times)):
+    for label, times in (
+        ("promptops lint (templates/)", lint_times),
+        ("  same, PROMPTOPS_NO_TEMPLATE_CACHE=1", cold_times),
+    ):
         low, mid = min(times), statistics.median(times)
-        print(f"  lint      {label:<44}{low * 1000:7.1f} / {mid * 1000:7.1f} ms   "
-              f"ratio {low / b_min:.2f} / {mid / b_med:.2f}  (target <= 1.5)")
+        print(
+            f"  lint      {label:<44}{low * 1000:7.1f} / {mid * 1000:7.1f} ms   "
+            f"ratio {low / b_min:.2f} / {mid / b_med:.2f}  (target <= 1.5)"
+        )
     probe = (
         "import sys; from promptops.cli import run; run(['lint']); "
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))"
@@ -88,9 +92,7 @@ def bench_render(loops: int) -> None:
 
     contract = load_contract(ROOT, "review-result", check_schemas=False)
     files = [f"src/module_{i:02d}/file_{i:02d}.py" for i in range(50)]
-    diff = "".join(
-        f"--- a/{f}\n+++ b/{f}\n@@ -1,2 +1,2 @@\n-old = {i}\n+new = {i}\n" for i, f in enumerate(files)
-    )
+    diff = "".join(f"--- a/{f}\n+++ b/{f}\n@@ -1,2 +1,2 @@\n-old = {i}\n+new = {i}\n" for i, f in enumerate(files))
     renderer = Renderer(ROOT)
     start = time.perf_counter()
     first = renderer.render(contract, changed_files=files, diff=diff)
