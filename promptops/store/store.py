@@ -40,9 +40,10 @@ INSERT_RESPONSES = (
 )
 INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
 _SLICE_KEYS = f"SELECT {ddl.SLICE_KEY} FROM _po_slices ORDER BY slice"
+# From the batch's slices with their keys (a batch gathered from several chunks may name one slice twice).
 _INSERT_SLICES = (
-    f"INSERT INTO slices SELECT DISTINCT {ddl.SLICE_KEY} AS slice_key, {', '.join(ddl.SLICE_COLUMNS)} "
-    f"FROM _po_slices WHERE {ddl.SLICE_KEY} NOT IN (SELECT slice_key FROM slices)"
+    "INSERT INTO slices BY NAME SELECT DISTINCT * FROM _po_keyed_slices "
+    "WHERE slice_key NOT IN (SELECT slice_key FROM slices)"
 )
 INSERT_TRACES = (
     "INSERT INTO traces BY NAME SELECT *, md5_number_lower(run_id) AS run_hash, $batch AS batch_id FROM _po_traces"
@@ -316,18 +317,23 @@ def insert_diagnostics(con: duckdb.DuckDBPyConnection, diagnostics: pa.Table, sl
     import pyarrow.compute as pc
 
     con.register("_po_slices", slices)
-    try:
+    try:  # slice number i is row i (batch.slices_table, batch.concat_diagnostics)
         keys = pa.array([row[0] for row in con.execute(_SLICE_KEYS).fetchall()], type=pa.uint64())
-        con.execute(_INSERT_SLICES)
     finally:
         con.unregister("_po_slices")
     numbers = diagnostics.schema.get_field_index("slice")
-    keyed = diagnostics.set_column(numbers, "slice_key", pc.take(keys, diagnostics.column(numbers)))
-    con.register("_po_diagnostics", keyed)
+    tables = {
+        "_po_keyed_slices": slices.set_column(0, "slice_key", keys),
+        "_po_diagnostics": diagnostics.set_column(numbers, "slice_key", pc.take(keys, diagnostics.column(numbers))),
+    }
+    for name, table in tables.items():
+        con.register(name, table)
     try:
+        con.execute(_INSERT_SLICES)
         con.execute(INSERT_DIAGNOSTICS, {"batch": batch_id})
     finally:
-        con.unregister("_po_diagnostics")
+        for name in tables:
+            con.unregister(name)
 
 
 def _no_traces() -> pa.Table:
