@@ -113,8 +113,7 @@ class TypedShape:
         """Every finding names a changed file (exactly, already normal) and has a sane line range."""
         if self._path is not None:
             located = filter(_is_set, map(self._path, items)) if self._path_optional else map(self._path, items)
-            normal = changed.normal_plain if self.plain_paths else changed.normal
-            if not all(map(normal.__contains__, located)):
+            if not all(map(self._comparable(changed).__contains__, located)):
                 return False
         if self._end_line is not None and self._line is not None:
             for end, line in zip(map(self._end_line, items), map(self._line, items), strict=True):
@@ -125,6 +124,10 @@ class TypedShape:
     def listed(self, changed: ChangedFiles) -> tuple[str, ...]:
         """The changed files a typed finding's path, as written, may be compared with (for the C helpers)."""
         return changed.listed_plain if self.plain_paths else changed.listed
+
+    def _comparable(self, changed: ChangedFiles) -> frozenset[str]:
+        """``listed`` as a set, for the Python twins."""
+        return changed.normal_plain if self.plain_paths else changed.normal
 
     def placed(self, items: list[Any], changed: ChangedFiles) -> int:
         """1 when some finding is not ``in_place``; else 2 when two ids are equal, else 0 (reference for
@@ -155,7 +158,7 @@ class TypedShape:
         """``in_place`` for a single typed finding, without the iterator setup."""
         if self._path is not None:
             path = self._path(item)
-            if path is not UNSET and path not in (changed.normal_plain if self.plain_paths else changed.normal):
+            if path is not UNSET and path not in self._comparable(changed):
                 return False
         if self._end_line is not None and self._line is not None:
             end = self._end_line(item)
