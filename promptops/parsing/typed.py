@@ -22,6 +22,7 @@ from promptops.contract import Contract
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Diagnostic, duplicate_ids
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.scan import strings_clean
 from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 
 UNSET = msgspec.UNSET
@@ -108,6 +109,12 @@ class TypedShape:
         for getter in self.top_string_lists:
             strings = itertools.chain(strings, getter(obj) or ())
         return strings
+
+    def strings_clean_one(self, item: Any) -> bool:
+        """No free string of one typed finding has surrounding whitespace (``free_strings``, for one)."""
+        if not strings_clean(self._item_strings(item)):
+            return False
+        return all(strings_clean(getter(item) or ()) for getter in self._item_string_lists)
 
     def in_place(self, items: list[Any], changed: ChangedFiles) -> bool:
         """Every finding names a changed file (exactly, already normal) and has a sane line range."""
