@@ -219,7 +219,7 @@ def _violation(
     if rule.enum is not None and not (
         value in rule.enum if kind == "string" else any(json_equal(value, allowed) for allowed in rule.enum)
     ):
-        allowed = ", ".join(rule.enum_strings or ())
+        allowed = _enum_text(rule)
         where = paths.at(base, key)
         return Problem(RANK_ENUM, Code.INVALID_ENUM, where, f"{where}: {_show(value)} is not one of {allowed}")
     if kind == "string":
@@ -229,6 +229,22 @@ def _violation(
     if kind == "array":
         return _array_violation(rule, value, base, key, coercions, applied)
     return None
+
+
+# The allowed values as messages list them, per enum tuple (stored beside its text, so a recycled id never
+# hits the wrong entry): bad enum values are the most common fault, and joining the values costs more than the
+# rest of the check.
+_ENUM_TEXTS: dict[int, tuple[tuple[Any, ...], str]] = {}
+
+
+def _enum_text(rule: FieldRule) -> str:
+    assert rule.enum is not None
+    cached = _ENUM_TEXTS.get(id(rule.enum))
+    if cached is None or cached[0] is not rule.enum:
+        if len(_ENUM_TEXTS) >= 4096:
+            _ENUM_TEXTS.clear()
+        cached = _ENUM_TEXTS[id(rule.enum)] = (rule.enum, ", ".join(rule.enum_strings or ()))
+    return cached[1]
 
 
 def _string_violation(rule: FieldRule, value: str, base: str | None, key: str | int) -> Problem | None:

@@ -33,6 +33,7 @@ _SCALAR_PREFIX = re.compile(
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
+_WS_RUN = re.compile(r"[ \t\n\r]*")
 _SpanEnd = Callable[[str, int], int]
 _CUT = -1  # positions: the text ends inside the value
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
@@ -138,6 +139,8 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) ->
 
 
 def _drop_thinking(text: str) -> str:
+    if "<" not in text:
+        return text  # no tag at all: spare the three passes below
     text = _THINK_BLOCK.sub("", text)
     opened = text.lower().find("<think>")
     if opened >= 0:  # cut off while thinking: nothing after the tag is an answer
@@ -280,9 +283,10 @@ def _syntax_error(text: str, pos: int) -> Rejection:
 
 
 def _skip_ws(text: str, pos: int) -> int:
-    end = len(text)
-    while pos < end and text[pos] in _JSON_WS:
-        pos += 1
+    if pos < len(text) and text[pos] in _JSON_WS:
+        # a run, such as a pretty-printed line's indentation: one regex match beats a loop per character
+        run = _WS_RUN.match(text, pos)
+        return run.end() if run is not None else pos
     return pos
 
 

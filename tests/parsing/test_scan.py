@@ -83,3 +83,22 @@ def test_escapes_and_repeats_across_block_edges(pad: int) -> None:
             assert native(text) is _expected(text), text
     repeated = "{" + " " * pad + '"a": 1,' + " " * (pad % 67) + '"a": 2}'
     assert native(repeated) is False
+
+
+@pytest.mark.skipif(scan.native_span_end is None, reason="the C scanner is not built")
+def test_native_span_end_matches_its_twin() -> None:
+    from promptops.parsing.jsontext import _span_end
+
+    native_span_end = scan.native_span_end
+    assert native_span_end is not None
+    rng = random.Random(11)
+    alphabet = ["{", "}", "[", "]", '"', "\\", "a", " ", ":", ",", "é", "ĳ", "\u20ac", "\U0001f600"]
+    for _ in range(4000):
+        text = "".join(rng.choice(alphabet[: rng.choice([10, 11, 13, 14])]) for _ in range(rng.randint(0, 40)))
+        for start in [i for i, c in enumerate(text) if c in "{["] or [0]:
+            assert native_span_end(text, start) == _span_end(text, start), (text, start)
+    for _ in range(300):  # real documents, cut anywhere
+        text = json.dumps(_value(rng, 0), ensure_ascii=rng.random() < 0.5)
+        text = text[: rng.randint(0, len(text))]
+        for start in [i for i, c in enumerate(text) if c in "{["][:5]:
+            assert native_span_end(text, start) == _span_end(text, start), (text, start)
