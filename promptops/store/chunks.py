@@ -10,14 +10,16 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 
 from promptops.errors import PromptopsError
 from promptops.parsing import ChangedFiles
 from promptops.store.batch import BatchBuilder
-from promptops.store.logs import decode_record
+from promptops.store.logs import LineRange, decode_record, read_range
 from promptops.store.policies import ParserCache
 
 
@@ -32,7 +34,7 @@ class ChunkResult:
 
 
 def parse_chunk(
-    lines: list[tuple[int, bytes]], display: str, parsers: ParserCache, skip: frozenset[str] = frozenset()
+    lines: Iterable[tuple[int, bytes]], display: str, parsers: ParserCache, skip: frozenset[str] = frozenset()
 ) -> ChunkResult:
     """Decode, parse and tabulate ``lines`` (line number, bytes) of the segment ``display``.
 
@@ -105,7 +107,7 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(3)
 
 
-def parse_chunk_in_worker(lines: list[tuple[int, bytes]], display: str, skip: frozenset[str]) -> ChunkResult:
+def parse_chunk_in_worker(lines: Iterable[tuple[int, bytes]], display: str, skip: frozenset[str]) -> ChunkResult:
     assert _WORKER_PARSERS is not None, "start_worker was not run"
     try:
         return parse_chunk(lines, display, _WORKER_PARSERS, skip)
@@ -113,3 +115,9 @@ def parse_chunk_in_worker(lines: list[tuple[int, bytes]], display: str, skip: fr
         # Subclasses such as ContractError take several arguments and do not survive the trip back to the
         # ingest process; their one-line message is all it needs.
         raise PromptopsError(str(problem)) from None
+
+
+def parse_range_in_worker(path: Path, display: str, part: LineRange, skip: frozenset[str]) -> ChunkResult:
+    """``parse_chunk_in_worker`` for lines the worker reads from the segment file itself."""
+    lines = read_range(path, display, part)  # a LogError reaches the ingest process as it is
+    return parse_chunk_in_worker(enumerate(lines, part.first_line), display, skip)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -153,6 +154,67 @@ class SegmentReader:
         except (OSError, EOFError, zlib.error) as problem:
             reason = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
             raise LogError(f"{self.display}: cannot read: {reason or type(problem).__name__}") from None
+
+    def line_ranges(self, lines: int) -> Iterator[LineRange]:
+        """The segment as consecutive ranges of ``lines`` lines (the last one may be shorter), the same
+        lines ``lines()`` yields, without making an object of any line: a worker process reads and splits
+        its range itself, so the text never crosses a pipe. Uncompressed segments only (a gzip stream
+        cannot be entered in the middle)."""
+        if self.segment.compressed:
+            raise ValueError("line ranges need an uncompressed segment")
+        try:
+            with self.segment.path.open("rb", buffering=0) as raw:
+                self._hashing = _HashingReader(raw)
+                yield from _line_ranges(self._hashing, lines)
+        except OSError as problem:
+            raise LogError(f"{self.display}: cannot read: {problem.strerror or type(problem).__name__}") from None
+
+
+@dataclass(frozen=True)
+class LineRange:
+    start: int  # byte offset in the segment
+    length: int  # bytes, newlines included
+    first_line: int  # number of its first line
+
+
+def _line_ranges(stream: _HashingReader, lines: int) -> Iterator[LineRange]:
+    # Newlines are counted in C (bytes.count); only the block holding a range's last line is walked with
+    # find(), so finding the boundaries costs a fraction of splitting the text into lines.
+    start = offset = 0  # the current range's first byte; the current block's first byte
+    first = 1
+    need = lines  # newlines still to find for the current range
+    while True:
+        block = stream.read(_CHUNK)
+        if not block:
+            break
+        position = 0
+        while True:
+            found = block.count(b"\n", position)
+            if found < need:
+                need -= found
+                break
+            for _ in range(need):
+                position = block.index(b"\n", position) + 1
+            yield LineRange(start, offset + position - start, first)
+            start, first, need = offset + position, first + lines, lines
+        offset += len(block)
+    if offset > start:  # the last lines, the final one perhaps without a newline
+        yield LineRange(start, offset - start, first)
+
+
+def read_range(path: Path, display: str, part: LineRange) -> list[bytes]:
+    """The lines of ``part`` of the uncompressed segment at ``path`` (``display`` names it in errors)."""
+    try:
+        with path.open("rb", buffering=0) as handle:
+            data = os.pread(handle.fileno(), part.length, part.start)
+    except OSError as problem:
+        raise LogError(f"{display}: cannot read: {problem.strerror or type(problem).__name__}") from None
+    if len(data) != part.length:
+        raise LogError(f"{display}: cannot read: the file shrank while it was read")
+    lines = data.split(b"\n")
+    if not lines[-1]:  # the range ends with a newline, not with an unterminated last line
+        lines.pop()
+    return lines
 
 
 def _split_lines(stream: _HashingReader | gzip.GzipFile) -> Iterator[tuple[int, bytes]]:
