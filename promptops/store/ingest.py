@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import pickle
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -270,7 +270,7 @@ class _Run:
         path, display = reader.segment.path, reader.display
         reported = 0
         for part in reader.line_ranges(self._chunk_size):
-            skip = self._stored(list(enumerate(read_range(path, display, part)))) if self._precheck else frozenset()
+            skip = self._stored(enumerate(read_range(path, display, part))) if self._precheck else frozenset()
             window.append((pool.submit(parse_range_in_worker, path, display, part, skip), reader.position))
             while len(window) > 2 * self._processes:
                 reported = self._collect(window, report, reported)
@@ -307,7 +307,7 @@ class _Run:
         if chunk:
             yield chunk
 
-    def _stored(self, lines: list[tuple[int, bytes]]) -> frozenset[str]:
+    def _stored(self, lines: Iterable[tuple[int, bytes | memoryview]]) -> frozenset[str]:
         ids = []
         for _, line in lines:
             try:

@@ -24,7 +24,7 @@ def test_line_ranges_hold_the_lines_and_numbers_that_lines_yields(
     ranged = SegmentReader(segment, "a.jsonl")
     parts = list(ranged.line_ranges(per_range))
     got = [
-        (number, line)
+        (number, bytes(line))
         for part in parts
         for number, line in enumerate(read_range(path, "a.jsonl", part), part.first_line)
     ]
