@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -209,7 +208,8 @@ def read_range(path: Path, display: str, part: LineRange) -> list[memoryview]:
     views into one read of the range: no line is copied."""
     try:
         with path.open("rb", buffering=0) as handle:
-            data = os.pread(handle.fileno(), part.length, part.start)
+            handle.seek(part.start)
+            data = handle.read(part.length)
     except OSError as problem:
         raise LogError(f"{display}: cannot read: {problem.strerror or type(problem).__name__}") from None
     if len(data) != part.length:
