@@ -226,7 +226,17 @@ class _Run:
         reported = 0
         try:
             if self._pool is not None and not segment.compressed:
-                reported = self._ranges_in_workers(self._pool, reader, window, report)
+                # Workers read their chunks from the file: this process only hashes the bytes and finds
+                # where chunks end, and no log text crosses a pipe.
+                for part in reader.line_ranges(self._chunk_size):
+                    skip: frozenset[str] = frozenset()
+                    if self._precheck:
+                        skip = self._stored(enumerate(read_range(segment.path, display, part)))
+                    window.append(
+                        (self._pool.submit(parse_range_in_worker, segment.path, display, part, skip), reader.position)
+                    )
+                    while len(window) > 2 * self._processes:
+                        reported = self._collect(window, report, reported)
             else:
                 for lines in self._line_chunks(reader):
                     skip = self._stored(lines) if self._precheck else frozenset()
@@ -257,24 +267,6 @@ class _Run:
         self._store.mark_segment(display, reader.size, reader.sha256, report.records, report.bad_records)
         self.progress(reader.position - reported)
         return report
-
-    def _ranges_in_workers(
-        self,
-        pool: ProcessPoolExecutor,
-        reader: SegmentReader,
-        window: deque[tuple[Future[ChunkResult], int]],
-        report: SegmentReport,
-    ) -> int:
-        """Hand out the segment's chunks as byte ranges that workers read themselves: this process only
-        hashes the bytes and finds where the chunks end. Returns the bytes reported as progress so far."""
-        path, display = reader.segment.path, reader.display
-        reported = 0
-        for part in reader.line_ranges(self._chunk_size):
-            skip = self._stored(enumerate(read_range(path, display, part))) if self._precheck else frozenset()
-            window.append((pool.submit(parse_range_in_worker, path, display, part, skip), reader.position))
-            while len(window) > 2 * self._processes:
-                reported = self._collect(window, report, reported)
-        return reported
 
     def _collect(self, window: deque[tuple[Future[ChunkResult], int]], report: SegmentReport, reported: int) -> int:
         future, position = window.popleft()
