@@ -10,14 +10,16 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 
 from promptops.errors import PromptopsError
 from promptops.parsing import ChangedFiles
 from promptops.store.batch import BatchBuilder
-from promptops.store.logs import decode_record
+from promptops.store.logs import LineRange, decode_record, read_range
 from promptops.store.policies import ParserCache
 
 
@@ -32,9 +34,12 @@ class ChunkResult:
 
 
 def parse_chunk(
-    lines: list[tuple[int, bytes]], display: str, parsers: ParserCache, skip: frozenset[str] = frozenset()
+    lines: Iterable[tuple[int, bytes | memoryview]],
+    display: str,
+    parsers: ParserCache,
+    skip: frozenset[str] = frozenset(),
 ) -> ChunkResult:
-    """Decode, parse and tabulate ``lines`` (line number, bytes) of the segment ``display``.
+    """Decode, parse and tabulate ``lines`` (line number, text) of the segment ``display``.
 
     Ids in ``skip`` (already stored) are counted as duplicates without being parsed.
     """
@@ -44,13 +49,18 @@ def parse_chunk(
     bad: list[tuple[int, str]] = []
     records = skipped = 0
     for number, line in lines:
-        if not line or line.isspace():  # isspace() scans without copying the line, unlike strip()
+        if not line:
             continue
-        records += 1
         record = decode_record(line)
         if isinstance(record, str):
+            # A blank line is no record; it never decodes, so only lines that fail are checked (and a
+            # memoryview has no isspace()).
+            if bytes(line).isspace():
+                continue
+            records += 1
             bad.append((number, record))
             continue
+        records += 1
         if skip and record.response_id in skip:
             skipped += 1
             continue
@@ -105,7 +115,9 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(3)
 
 
-def parse_chunk_in_worker(lines: list[tuple[int, bytes]], display: str, skip: frozenset[str]) -> ChunkResult:
+def parse_chunk_in_worker(
+    lines: Iterable[tuple[int, bytes | memoryview]], display: str, skip: frozenset[str]
+) -> ChunkResult:
     assert _WORKER_PARSERS is not None, "start_worker was not run"
     try:
         return parse_chunk(lines, display, _WORKER_PARSERS, skip)
@@ -113,3 +125,9 @@ def parse_chunk_in_worker(lines: list[tuple[int, bytes]], display: str, skip: fr
         # Subclasses such as ContractError take several arguments and do not survive the trip back to the
         # ingest process; their one-line message is all it needs.
         raise PromptopsError(str(problem)) from None
+
+
+def parse_range_in_worker(path: Path, display: str, part: LineRange, skip: frozenset[str]) -> ChunkResult:
+    """``parse_chunk_in_worker`` for lines the worker reads from the segment file itself."""
+    lines = read_range(path, display, part)  # a LogError reaches the ingest process as it is
+    return parse_chunk_in_worker(enumerate(lines, part.first_line), display, skip)

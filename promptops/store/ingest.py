@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import pickle
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -31,8 +31,14 @@ import pyarrow.compute as pc
 
 from promptops.errors import PromptopsError
 from promptops.store.batch import concat_diagnostics
-from promptops.store.chunks import ChunkResult, parse_chunk, parse_chunk_in_worker, start_worker
-from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments
+from promptops.store.chunks import (
+    ChunkResult,
+    parse_chunk,
+    parse_chunk_in_worker,
+    parse_range_in_worker,
+    start_worker,
+)
+from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments, read_range
 from promptops.store.policies import ParserCache
 from promptops.store.store import Batch, Store, WriteResult
 
@@ -127,7 +133,9 @@ def ingest_logs(
     ``relative`` turns a path into the repo-relative form stored and reported. ``on_progress`` receives the
     number of log bytes consumed since its previous call (see ``total_bytes``). ``processes`` > 0 decodes and
     parses in that many worker processes (``parsers`` must then come from ``ParserCache.for_project``);
-    this process still reads, looks ids up and writes, in the same order and the same whole batches. Raises
+    this process still reads (for the hash), looks ids up and writes, in the same order and the same whole
+    batches. Workers read the lines of an uncompressed segment from the file themselves, so a segment must
+    not be rewritten in place while it is ingested (appending to it is fine). Raises
     only for failures of the run itself (StoreError, a broken contract, a resolver error): batches already
     written stay.
     """
@@ -217,22 +225,38 @@ class _Run:
         window: deque[tuple[Future[ChunkResult], int]] = deque()
         reported = 0
         try:
-            for lines in self._line_chunks(reader):
-                skip = self._stored(lines) if self._precheck else frozenset()
-                if self._pool is None:
-                    self._absorb(parse_chunk(lines, display, self._parsers, skip), report)
-                else:
-                    window.append((self._pool.submit(parse_chunk_in_worker, lines, display, skip), reader.position))
+            if self._pool is not None and not segment.compressed:
+                # Workers read their chunks from the file: this process only hashes the bytes and finds
+                # where chunks end, and no log text crosses a pipe.
+                for part in reader.line_ranges(self._chunk_size):
+                    skip: frozenset[str] = frozenset()
+                    if self._precheck:
+                        skip = self._stored(enumerate(read_range(segment.path, display, part)))
+                    window.append(
+                        (self._pool.submit(parse_range_in_worker, segment.path, display, part, skip), reader.position)
+                    )
                     while len(window) > 2 * self._processes:
                         reported = self._collect(window, report, reported)
-                    continue
-                self.progress(reader.position - reported)
-                reported = reader.position
+            else:
+                for lines in self._line_chunks(reader):
+                    skip = self._stored(lines) if self._precheck else frozenset()
+                    if self._pool is None:
+                        self._absorb(parse_chunk(lines, display, self._parsers, skip), report)
+                    else:
+                        window.append((self._pool.submit(parse_chunk_in_worker, lines, display, skip), reader.position))
+                        while len(window) > 2 * self._processes:
+                            reported = self._collect(window, report, reported)
+                        continue
+                    self.progress(reader.position - reported)
+                    reported = reader.position
             while window:
                 reported = self._collect(window, report, reported)
         except LogError as problem:  # keep what was read before the damage, and do not remember the segment
-            while window:
-                reported = self._collect(window, report, reported)
+            try:
+                while window:
+                    reported = self._collect(window, report, reported)
+            except LogError:  # a worker's read failed too: the first error is the one reported
+                pass
             report.error = str(problem)
             self._flush(report)
             self.wait()
@@ -248,6 +272,11 @@ class _Run:
         future, position = window.popleft()
         try:
             result = future.result()
+        except LogError:  # a worker could not read its range: the chunks after it are dropped with it
+            for pending, _ in window:
+                pending.cancel()
+            window.clear()
+            raise
         except BrokenProcessPool:
             raise PromptopsError("a parser worker process died; nothing of its chunk was stored") from None
         self._absorb(result, report)
@@ -270,7 +299,7 @@ class _Run:
         if chunk:
             yield chunk
 
-    def _stored(self, lines: list[tuple[int, bytes]]) -> frozenset[str]:
+    def _stored(self, lines: Iterable[tuple[int, bytes | memoryview]]) -> frozenset[str]:
         ids = []
         for _, line in lines:
             try:

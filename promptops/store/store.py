@@ -35,7 +35,7 @@ _LOCK_MESSAGE = "Could not set lock on file"
 # A batch's inserts, from the Arrow tables registered as _po_responses, _po_slices and _po_diagnostics (see
 # batch.py: a diagnostic row names its slice by number in _po_slices until insert_diagnostics keys it).
 INSERT_RESPONSES = (
-    "INSERT INTO responses BY NAME SELECT *, md5_number_lower(response_id) AS id_hash, $batch AS batch_id "
+    f"INSERT INTO responses BY NAME SELECT *, {ddl.md5_lower('response_id')} AS id_hash, $batch AS batch_id "
     "FROM _po_responses"
 )
 INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
@@ -46,7 +46,7 @@ _INSERT_SLICES = (
     "WHERE slice_key NOT IN (SELECT slice_key FROM slices)"
 )
 INSERT_TRACES = (
-    "INSERT INTO traces BY NAME SELECT *, md5_number_lower(run_id) AS run_hash, $batch AS batch_id FROM _po_traces"
+    f"INSERT INTO traces BY NAME SELECT *, {ddl.md5_lower('run_id')} AS run_hash, $batch AS batch_id FROM _po_traces"
 )
 _PID = re.compile(r"\(PID (\d+)\)")
 
@@ -230,13 +230,13 @@ class Store:
         try:
             hits = ddl.scalar(
                 con,
-                "SELECT count(*) FROM responses WHERE id_hash IN (SELECT md5_number_lower(response_id) FROM _po_ids)",
+                f"SELECT count(*) FROM responses WHERE id_hash IN (SELECT {ddl.md5_lower('response_id')} FROM _po_ids)",
             )
             if not hits:
                 return set()
             rows = con.execute(
                 "SELECT r.response_id FROM responses r SEMI JOIN _po_ids i ON r.response_id = i.response_id "
-                "WHERE r.id_hash IN (SELECT md5_number_lower(response_id) FROM _po_ids)"
+                f"WHERE r.id_hash IN (SELECT {ddl.md5_lower('response_id')} FROM _po_ids)"
             ).fetchall()
         finally:
             con.unregister("_po_ids")
@@ -253,7 +253,7 @@ class Store:
             rows = con.execute(
                 "SELECT DISTINCT s.run_id, s.attempt FROM traces s SEMI JOIN _po_traces t "
                 "ON s.run_id = t.run_id AND s.attempt = t.attempt "
-                "WHERE s.run_hash IN (SELECT md5_number_lower(run_id) FROM _po_traces)"
+                f"WHERE s.run_hash IN (SELECT {ddl.md5_lower('run_id')} FROM _po_traces)"
             ).fetchall()
         finally:
             con.unregister("_po_traces")

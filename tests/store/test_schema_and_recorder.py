@@ -10,8 +10,19 @@ import pytest
 
 from promptops import ChangedFiles, Parser
 from promptops.store import Recorder, Store, StoreError
-from promptops.store.ddl import LATEST_VERSION, MIGRATIONS, TABLE_COLUMNS, VIEWS_STAMP
+from promptops.store.ddl import LATEST_VERSION, MIGRATIONS, TABLE_COLUMNS, VIEWS_STAMP, md5_lower
 from tests.helpers import CHANGED, finding, response, text
+
+
+def test_md5_lower_is_md5_number_lower_which_stored_hashes_used() -> None:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT printf('resp-%09d', range) AS s FROM range(100000) "
+        "UNION ALL SELECT md5(range::VARCHAR) || ' é☃' || repeat('x', range) FROM range(300) "
+        "UNION ALL SELECT '' UNION ALL SELECT NULL"
+    )
+    differ = f"SELECT count(*) FROM t WHERE {md5_lower('s')} IS DISTINCT FROM md5_number_lower(s)"
+    assert con.execute(differ).fetchall() == [(0,)]
 
 
 def test_migrations_apply_once_and_record_their_version(tmp_path: Path) -> None:
