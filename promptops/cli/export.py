@@ -60,6 +60,7 @@ def export_command(
     else:
         click.echo(
             f"{display} -> {report.directory}: {report.responses:,} responses, {report.diagnostics:,} "
-            f"diagnostics and {report.traces:,} trace steps in {report.files} {export_format} files"
+            f"diagnostics ({report.slices:,} slices) and {report.traces:,} trace steps in {report.files} "
+            f"{export_format} files"
         )
     return exits.OK

@@ -52,6 +52,7 @@ class ExportReport:
     files: int
     responses: int
     diagnostics: int
+    slices: int  # combinations of the columns rates slice diagnostics by (the store's slices table)
     traces: int  # trace steps of the re-ask loop
 
     def to_dict(self) -> dict[str, object]:
@@ -60,6 +61,7 @@ class ExportReport:
             "files": self.files,
             "responses": self.responses,
             "diagnostics": self.diagnostics,
+            "slices": self.slices,
             "traces": self.traces,
         }
 
@@ -101,7 +103,7 @@ def export_parquet(store: Store, directory: Path, *, display: str, contract: str
             raise StoreError(f"{display}/{table}: export failed: {str(problem).splitlines()[0]}") from None
         counts[table] = int(ddl.scalar(con, f"SELECT count(*) FROM ({selected})"))
         files += sum(1 for _ in target.glob(pattern))
-    return ExportReport(display, files, counts["responses"], counts["diagnostics"], counts["traces"])
+    return ExportReport(display, files, counts["responses"], counts["diagnostics"], counts["slices"], counts["traces"])
 
 
 def open_parquet(directory: Path, *, display: str) -> duckdb.DuckDBPyConnection:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from promptops.cli import run
+from promptops.store import Store
 from tests.helpers import REPO_ROOT
 
 
@@ -135,6 +136,9 @@ def test_export_then_rates_over_the_directory(
     assert (code, err) == (0, "")
     exported = json.loads(out)
     assert exported["directory"] == "lake" and exported["responses"] == 200 and exported["files"] >= 3
+    with Store.open(project / ".promptops" / "diagnostics.duckdb", read_only=True) as store:
+        assert (exported["diagnostics"], exported["slices"]) == (store.count("diagnostics"), store.count("slices"))
+    assert exported["slices"] >= 1
     days = sorted(p.name for p in (project / "lake" / "responses" / "contract=review-result").iterdir())
     assert days == ["day=2025-05-01", "day=2025-05-02", "day=2025-05-03"]
     by = ("--contract", "review-result", "--by", "prompt_version,day", "--format", "json")

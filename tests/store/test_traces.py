@@ -229,7 +229,7 @@ def test_export_and_rates_commands_carry_the_traces(project: Path, capsys: pytes
     exported = json.loads(capsys.readouterr().out)
     assert (exported["responses"], exported["traces"]) == (0, len(memory.steps))
     assert run([*root, "export", str(project / "lake")]) == 0
-    assert f"0 responses, 0 diagnostics and {len(memory.steps)} trace steps in " in capsys.readouterr().out
+    assert f"0 responses, 0 diagnostics (0 slices) and {len(memory.steps)} trace steps in " in capsys.readouterr().out
 
     by = ["rates", "--contract", "review-result", "--by", "prompt_version"]
     assert run([*root, *by, "--format", "json"]) == 0
