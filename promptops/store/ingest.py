@@ -15,6 +15,7 @@ Guarantees (README "Diagnostics store"):
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -252,11 +253,9 @@ class _Run:
             while window:
                 reported = self._collect(window, report, reported)
         except LogError as problem:  # keep what was read before the damage, and do not remember the segment
-            try:
+            with contextlib.suppress(LogError):  # a worker's read failed too: the first error is the one reported
                 while window:
                     reported = self._collect(window, report, reported)
-            except LogError:  # a worker's read failed too: the first error is the one reported
-                pass
             report.error = str(problem)
             self._flush(report)
             self.wait()
