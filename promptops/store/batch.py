@@ -8,7 +8,7 @@ touches the database row by row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from types import TracebackType
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from promptops.parsing import Diagnostic, ParseOutcome
-from promptops.parsing.diagnostics import COERCION_CODES
+from promptops.parsing.diagnostics import COERCION_CODES, Code
 from promptops.policy import ParserPolicy
 from promptops.store.ddl import SLICE_COLUMNS
 from promptops.store.store import Batch, Store, WriteResult
@@ -80,6 +80,18 @@ DIAGNOSTIC_SCHEMA = pa.schema(
 )
 SLICE_SCHEMA = pa.schema([("slice", _I32), *((name, _STR) for name in SLICE_COLUMNS)])
 
+# The optional C column builder (_columns.c); None when it is not built, and then (or whenever it declines a
+# batch) python_diagnostics_table, its reference twin, does the job with identical results.
+native_columns: Callable[..., tuple[tuple[Any, ...], ...] | None] | None
+native_int32: Callable[[list[int]], bytes | None] | None
+try:
+    from promptops.store._columns import diagnostic_columns as native_columns
+    from promptops.store._columns import int32_column as native_int32
+except ImportError:
+    native_columns = native_int32 = None
+# Diagnostic's slot descriptors, in _columns.c's order (its columns in DIAGNOSTIC_SCHEMA order): C reads the slots.
+_SLOTS = tuple(vars(Diagnostic)[name] for name in ("code", "level", "path", "finding_index", "finding_id", "message"))
+
 
 def diagnostics_table(
     diagnostics: list[Diagnostic], rows: list[int], seqs: list[int], slices: list[int], responses: pa.Table
@@ -90,6 +102,51 @@ def diagnostics_table(
     Only the diagnostic's own fields cross from Python objects; the response's id and time are gathered by
     Arrow (``take``), in C, with no per-row Python work and no join in DuckDB.
     """
+    table = native_diagnostics_table(diagnostics, rows, seqs, slices, responses)
+    return python_diagnostics_table(diagnostics, rows, seqs, slices, responses) if table is None else table
+
+
+def native_diagnostics_table(
+    diagnostics: list[Diagnostic], rows: list[int], seqs: list[int], slices: list[int], responses: pa.Table
+) -> pa.Table | None:
+    """diagnostics_table from the buffers _columns.c fills in one pass over the objects (pa.array takes one
+    pass per column). None when the extension is not built or declines the batch: the reference then decides,
+    errors included (what can fail here after that, ``take`` and ``from_arrays``, fails alike in both)."""
+    if native_columns is None or native_int32 is None:
+        return None
+    row_values, seq_values, slice_values = native_int32(rows), native_int32(seqs), native_int32(slices)
+    built = native_columns(diagnostics, Diagnostic, Code, _SLOTS)
+    if built is None or row_values is None or seq_values is None or slice_values is None:
+        return None
+    arrays = [_from_buffers(_I32 if len(column) == 3 else _STR, len(diagnostics), column) for column in built]
+    copied = responses.select(["response_id", "ts"]).take(_int32_array(row_values))
+    return pa.Table.from_arrays(
+        [
+            copied.column("response_id"),
+            _int32_array(seq_values),
+            *arrays,
+            copied.column("ts"),
+            _int32_array(slice_values),
+        ],
+        schema=DIAGNOSTIC_SCHEMA,
+    )
+
+
+def _int32_array(values: bytes) -> pa.Array:
+    return pa.Array.from_buffers(_I32, len(values) // 4, [None, pa.py_buffer(values)])
+
+
+def _from_buffers(kind: pa.DataType, length: int, column: tuple[Any, ...]) -> pa.Array:
+    nulls, *buffers = column
+    return pa.Array.from_buffers(
+        kind, length, [None if b is None else pa.py_buffer(b) for b in buffers], null_count=nulls
+    )
+
+
+def python_diagnostics_table(
+    diagnostics: list[Diagnostic], rows: list[int], seqs: list[int], slices: list[int], responses: pa.Table
+) -> pa.Table:
+    """The reference for diagnostics_table: one pa.array per column."""
     copied = responses.select(["response_id", "ts"]).take(pa.array(rows, type=_I32))
     return pa.Table.from_arrays(
         [

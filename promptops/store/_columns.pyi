@@ -1,0 +1,6 @@
+from typing import Any
+
+def diagnostic_columns(
+    items: list[Any], cls: type, code_type: type, fields: tuple[Any, ...], /
+) -> tuple[tuple[Any, ...], ...] | None: ...
+def int32_column(values: list[int], /) -> bytes | None: ...
