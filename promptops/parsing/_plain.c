@@ -9,13 +9,15 @@
  * the Coercions applied, in field order.
  *
  * spec = (fields, required, line, end_line, path, trim, numeric_lines, path_separators, member, Problem,
- *         Coercion, codes), where fields maps each property (schema order) to (kind, suffix, a, b, c, d):
- *   OTHER (0, suffix, quick)                        kept when quick(value), else not handled
- *   STR   (1, suffix, min_length, max_length, nullable, is_path, types_text)
- *   ENUM  (2, suffix, allowed (frozenset), enum_text, types_text)
- *   LINE  (3, suffix, minimum)
- * suffix is the member's path after its parent ("findings[3]" + ".line"); required holds (name, suffix)
- * pairs; codes are the Code members named in CODE_* below.
+ *         Coercion, codes), where fields maps each property (schema order) to
+ * (kind, suffix, position, required, ...), the kind's own entries last:
+ *   OTHER (0, ..., quick)                        kept when quick(value), else not handled
+ *   STR   (1, ..., min_length, max_length, nullable, is_path, types_text)
+ *   ENUM  (2, ..., allowed (frozenset), enum_text, types_text)
+ *   LINE  (3, ..., minimum)
+ * suffix is the member's path after its parent ("findings[3]" + ".line"), position its index in fields and
+ * required whether it is a required field; required holds (name, suffix) pairs; codes are the Code members
+ * named in CODE_* below.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,138 +25,19 @@
 
 enum { K_OTHER, K_STR, K_ENUM, K_LINE };
 enum { RANK_TYPE, RANK_CONSTRAINT, RANK_ENUM, RANK_LINE };
-enum {
-    CODE_MISSING,
-    CODE_UNKNOWN,
-    CODE_INVALID_FIELD,
-    CODE_INVALID_ENUM,
-    CODE_INVALID_LINE,
-    CODE_END_BEFORE,
-    CODE_NOT_CHANGED,
-    CODE_TRIMMED,
-    CODE_SEPARATOR,
-    CODE_NUMERIC,
-    N_CODES
-};
-enum {
-    S_FIELDS,
-    S_REQUIRED,
-    S_LINE,
-    S_END,
-    S_PATH,
-    S_TRIM,
-    S_NUMERIC,
-    S_SEPARATORS,
-    S_MEMBER,
-    S_PROBLEM,
-    S_COERCION,
-    S_CODES,
-    N_SPEC
-};
+enum { CODE_MISSING, CODE_UNKNOWN, CODE_INVALID_FIELD, CODE_INVALID_ENUM, CODE_INVALID_LINE, CODE_END_BEFORE,
+       CODE_NOT_CHANGED, CODE_TRIMMED, CODE_SEPARATOR, CODE_NUMERIC, N_CODES };
+enum { S_FIELDS, S_REQUIRED, S_LINE, S_END, S_PATH, S_TRIM, S_NUMERIC, S_SEPARATORS, S_MEMBER, S_PROBLEM, S_COERCION,
+       S_CODES, N_SPEC };
 
 #define NOT_HANDLED ((PyObject *)1) /* internal: not an error, Python decides */
 
-/* tuple.__new__(cls, items): a NamedTuple instance without running its Python-level __new__. Steals nothing. */
-static PyObject *
-named(PyObject *cls, PyObject *items)
-{
-    if (items == NULL)
-        return NULL;
-    PyObject *args = PyTuple_Pack(1, items);
-    Py_DECREF(items);
-    if (args == NULL)
-        return NULL;
-    PyObject *out = PyTuple_Type.tp_new((PyTypeObject *)cls, args, NULL);
-    Py_DECREF(args);
-    return out;
-}
-
-/* _show(value) of fields.py; NULL with an error, or NOT_HANDLED for a type it does not cover. */
-static PyObject *
-show(PyObject *value)
-{
-    if (PyUnicode_CheckExact(value)) {
-        PyObject *r;
-        if (PyUnicode_GET_LENGTH(value) <= 40) {
-            r = PyObject_Repr(value);
-        } else {
-            PyObject *head = PyUnicode_Substring(value, 0, 37);
-            if (head == NULL)
-                return NULL;
-            PyObject *cut = PyUnicode_FromFormat("%U...", head);
-            Py_DECREF(head);
-            if (cut == NULL)
-                return NULL;
-            r = PyObject_Repr(cut);
-            Py_DECREF(cut);
-        }
-        if (r == NULL)
-            return NULL;
-        PyObject *out = PyUnicode_FromFormat("string %U", r);
-        Py_DECREF(r);
-        return out;
-    }
-    if (value == Py_True)
-        return PyUnicode_FromString("true");
-    if (value == Py_False)
-        return PyUnicode_FromString("false");
-    if (value == Py_None)
-        return PyUnicode_FromString("null");
-    if (PyLong_CheckExact(value) || PyFloat_CheckExact(value))
-        return PyUnicode_FromFormat("number %R", value);
-    if (PyList_CheckExact(value))
-        return PyUnicode_FromString("an array");
-    if (PyDict_CheckExact(value))
-        return PyUnicode_FromString("an object");
-    return NOT_HANDLED;
-}
-
-static int
-is_space_edge(PyObject *s)
-{
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-    if (n == 0)
-        return 0;
-    int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
-    return Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, 0)) ||
-           Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, n - 1));
-}
-
-/* The integer of a string matching [+-]?[0-9]+(?:\.0+)?\Z (_INTEGRAL_STRING of fields.py), else Py_None
- * (a new reference either way, NULL on error). */
-static PyObject *
-integral_string(PyObject *s)
-{
-    if (!PyUnicode_IS_ASCII(s))
-        Py_RETURN_NONE; /* every character the pattern accepts is ASCII */
-    const char *c = (const char *)PyUnicode_DATA(s);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s), i = 0;
-    if (i < n && (c[i] == '+' || c[i] == '-'))
-        i++;
-    Py_ssize_t digits = i;
-    while (i < n && c[i] >= '0' && c[i] <= '9')
-        i++;
-    if (i == digits)
-        Py_RETURN_NONE;
-    Py_ssize_t end = i;
-    if (i < n) {
-        if (c[i] != '.')
-            Py_RETURN_NONE;
-        i++;
-        Py_ssize_t zeros = i;
-        while (i < n && c[i] == '0')
-            i++;
-        if (i == zeros || i != n)
-            Py_RETURN_NONE;
-    }
-    PyObject *head = PyUnicode_Substring(s, 0, end);
-    if (head == NULL)
-        return NULL;
-    PyObject *number = PyLong_FromUnicodeObject(head, 10);
-    Py_DECREF(head);
-    return number;
-}
+/* Value helpers, in _plain_values.c (the same extension module). */
+PyObject *plain_named(PyObject *cls, PyObject *items);
+PyObject *plain_show(PyObject *value);
+int plain_is_space_edge(PyObject *s);
+PyObject *plain_integral_string(PyObject *s);
+int plain_listed_has(PyObject *changed, PyObject *path);
 
 typedef struct {
     PyObject **spec;
@@ -170,7 +53,7 @@ coerce(State *st, int code, PyObject *where, PyObject *message)
 {
     if (message == NULL)
         return -1;
-    PyObject *c = named(st->spec[S_COERCION], PyTuple_Pack(3, PyTuple_GET_ITEM(st->codes, code), where, message));
+    PyObject *c = plain_named(st->spec[S_COERCION], PyTuple_Pack(3, PyTuple_GET_ITEM(st->codes, code), where, message));
     Py_DECREF(message);
     if (c == NULL)
         return -1;
@@ -200,7 +83,7 @@ problem(State *st, int rank, int code, PyObject *where, PyObject *message)
 static int
 type_problem(State *st, PyObject *where, PyObject *types_text, PyObject *value)
 {
-    PyObject *shown = show(value);
+    PyObject *shown = plain_show(value);
     if (shown == NULL)
         return -1;
     if (shown == NOT_HANDLED)
@@ -209,6 +92,8 @@ type_problem(State *st, PyObject *where, PyObject *types_text, PyObject *value)
     Py_DECREF(shown);
     return problem(st, RANK_TYPE, CODE_INVALID_FIELD, where, msg);
 }
+
+#define ARG(i) PyTuple_GET_ITEM(rule, 4 + (i)) /* the kind's own entries, after kind, suffix, position, required */
 
 /* One field: sets *kept (new reference) when the value is kept. 0 done, -1 error, 1 not handled. */
 static int
@@ -220,7 +105,7 @@ check_field(State *st, PyObject *rule, PyObject *value, PyObject **kept)
     int status = 0;
     *kept = NULL;
     if (kind == K_OTHER) {
-        PyObject *quick = PyTuple_GET_ITEM(rule, 2);
+        PyObject *quick = ARG(0);
         if (quick == Py_None)
             return 1;
         PyObject *ok = PyObject_CallOneArg(quick, value);
@@ -242,7 +127,7 @@ check_field(State *st, PyObject *rule, PyObject *value, PyObject **kept)
             goto error;                                                                        \
     } while (0)
     Py_INCREF(v);
-    if (PyUnicode_CheckExact(v) && st->spec[S_TRIM] == Py_True && is_space_edge(v)) {
+    if (PyUnicode_CheckExact(v) && st->spec[S_TRIM] == Py_True && plain_is_space_edge(v)) {
         PyObject *t = PyObject_CallMethod(v, "strip", NULL);
         if (t == NULL)
             goto error;
@@ -255,7 +140,7 @@ check_field(State *st, PyObject *rule, PyObject *value, PyObject **kept)
     if (kind == K_LINE) {
         if (st->spec[S_NUMERIC] == Py_True) {
             if (PyUnicode_CheckExact(v)) {
-                PyObject *number = integral_string(v);
+                PyObject *number = plain_integral_string(v);
                 if (number == NULL)
                     goto error;
                 if (number != Py_None) {
@@ -276,7 +161,7 @@ check_field(State *st, PyObject *rule, PyObject *value, PyObject **kept)
             }
         }
         int bad = !PyLong_CheckExact(v);
-        PyObject *minimum = PyTuple_GET_ITEM(rule, 2);
+        PyObject *minimum = ARG(0);
         const char *text = "is not a line number (an integer >= 1)";
         if (!bad) {
             int overflow;
@@ -292,7 +177,7 @@ check_field(State *st, PyObject *rule, PyObject *value, PyObject **kept)
             text = NULL;
         }
         if (bad) {
-            PyObject *shown = show(v);
+            PyObject *shown = plain_show(v);
             if (shown == NULL)
                 goto error;
             if (shown == NOT_HANDLED) {
@@ -311,17 +196,17 @@ check_field(State *st, PyObject *rule, PyObject *value, PyObject **kept)
             goto done;
         }
     } else if (kind == K_STR) {
-        PyObject *low = PyTuple_GET_ITEM(rule, 2), *high = PyTuple_GET_ITEM(rule, 3);
+        PyObject *low = ARG(0), *high = ARG(1);
         if (!PyUnicode_CheckExact(v)) {
-            if (v == Py_None && PyTuple_GET_ITEM(rule, 4) == Py_True)
+            if (v == Py_None && ARG(2) == Py_True)
                 goto keep;
             NEED_WHERE();
-            status = type_problem(st, where, PyTuple_GET_ITEM(rule, 6), v);
+            status = type_problem(st, where, ARG(4), v);
             if (status < 0)
                 goto error;
             goto done;
         }
-        if (PyTuple_GET_ITEM(rule, 5) == Py_True && st->spec[S_SEPARATORS] == Py_True &&
+        if (ARG(3) == Py_True && st->spec[S_SEPARATORS] == Py_True &&
             PyUnicode_FindChar(v, '\\', 0, PyUnicode_GET_LENGTH(v), 1) >= 0) {
             PyObject *slash = PyUnicode_FromOrdinal('/'), *back = PyUnicode_FromOrdinal('\\');
             PyObject *r = (slash && back) ? PyUnicode_Replace(v, back, slash, -1) : NULL;
@@ -352,20 +237,20 @@ check_field(State *st, PyObject *rule, PyObject *value, PyObject **kept)
     } else if (kind == K_ENUM) {
         if (!PyUnicode_CheckExact(v)) {
             NEED_WHERE();
-            status = type_problem(st, where, PyTuple_GET_ITEM(rule, 4), v);
+            status = type_problem(st, where, ARG(2), v);
             if (status < 0)
                 goto error;
             goto done;
         }
-        int in = PySet_Contains(PyTuple_GET_ITEM(rule, 2), v);
+        int in = PySet_Contains(ARG(0), v);
         if (in < 0)
             goto error;
         if (!in) {
             NEED_WHERE();
-            PyObject *shown = show(v);
+            PyObject *shown = plain_show(v);
             if (shown == NULL)
                 goto error;
-            PyObject *msg = PyUnicode_FromFormat("%U: %U is not one of %U", where, shown, PyTuple_GET_ITEM(rule, 3));
+            PyObject *msg = PyUnicode_FromFormat("%U: %U is not one of %U", where, shown, ARG(1));
             Py_DECREF(shown);
             if (problem(st, RANK_ENUM, CODE_INVALID_ENUM, where, msg) < 0)
                 goto error;
@@ -396,36 +281,9 @@ make_problem(State *st, int rank, PyObject *code, PyObject *where, PyObject *mes
     PyObject *r = PyLong_FromLong(rank);
     if (r == NULL)
         return NULL;
-    PyObject *p = named(st->spec[S_PROBLEM], PyTuple_Pack(4, r, code, where, message));
+    PyObject *p = plain_named(st->spec[S_PROBLEM], PyTuple_Pack(4, r, code, where, message));
     Py_DECREF(r);
     return p;
-}
-
-/* 1 when `path` is an exact str among changed.listed (whose members are the normal changed files, so it is
- * then in `changed`), 0 when that does not say (ChangedFiles.__contains__ decides), -1 on error. */
-static int
-listed_has(PyObject *changed, PyObject *path)
-{
-    if (!PyUnicode_CheckExact(path))
-        return 0;
-    PyObject *listed = PyObject_GetAttrString(changed, "listed");
-    if (listed == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    int found = 0;
-    if (PyTuple_CheckExact(listed)) {
-        Py_ssize_t len = PyUnicode_GET_LENGTH(path);
-        int kind = PyUnicode_KIND(path);
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(listed) && !found; i++) {
-            PyObject *entry = PyTuple_GET_ITEM(listed, i);
-            found = entry == path ||
-                    (PyUnicode_CheckExact(entry) && PyUnicode_GET_LENGTH(entry) == len && PyUnicode_KIND(entry) == kind &&
-                     memcmp(PyUnicode_DATA(entry), PyUnicode_DATA(path), (size_t)len * kind) == 0);
-        }
-    }
-    Py_DECREF(listed);
-    return found;
 }
 
 /* Placement of the schema-ordered `out` (DESIGN.md §3.9): a Problem, Py_None when in place, NULL on error. */
@@ -456,7 +314,7 @@ placement(State *st, PyObject *out, PyObject *fields, PyObject *changed)
     if (path != Py_None) {
         PyObject *pv = PyDict_GetItemWithError(out, path);
         if (pv != NULL) {
-            int in = listed_has(changed, pv);
+            int in = plain_listed_has(changed, pv);
             if (in == 0)
                 in = PySequence_Contains(changed, pv);
             if (in < 0)
@@ -479,9 +337,12 @@ placement(State *st, PyObject *out, PyObject *fields, PyObject *changed)
     Py_RETURN_NONE;
 }
 
+#define MAX_FIELDS 64
+
 static PyObject *
 check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)module;
     if (nargs != 4 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != N_SPEC ||
         !PyUnicode_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "check(item, spec, base, changed)");
@@ -493,48 +354,63 @@ check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     State st = {&PyTuple_GET_ITEM(args[1], 0), NULL, args[2], NULL, -1, NULL, NULL, NULL};
     st.codes = st.spec[S_CODES];
     PyObject *fields = st.spec[S_FIELDS], *required = st.spec[S_REQUIRED];
-    PyObject *result = NULL, *out = NULL, *ordered = NULL;
-    Py_ssize_t pos = 0;
+    Py_ssize_t n = PyDict_GET_SIZE(item);
+    if (n > MAX_FIELDS || PyDict_GET_SIZE(fields) > MAX_FIELDS)
+        Py_RETURN_NONE;
+    PyObject *rules[MAX_FIELDS], *values[MAX_FIELDS], *kept[MAX_FIELDS];
+    PyObject *result = NULL, *ordered = NULL, *unknown = NULL;
+    Py_ssize_t pos = 0, i = 0, present = 0;
     PyObject *key, *value;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(required); i++) {
-        PyObject *pair = PyTuple_GET_ITEM(required, i);
-        int has = PyDict_Contains(item, PyTuple_GET_ITEM(pair, 0));
-        if (has < 0)
-            return NULL;
-        if (!has) {
-            PyObject *where = PyUnicode_Concat(st.base, PyTuple_GET_ITEM(pair, 1));
-            if (where == NULL)
-                return NULL;
-            PyObject *msg = PyUnicode_FromFormat("required field %U is missing", where);
-            result = msg ? make_problem(&st, 0, PyTuple_GET_ITEM(st.codes, CODE_MISSING), where, msg) : NULL;
-            Py_DECREF(where);
-            Py_XDECREF(msg);
-            return result;
-        }
-    }
+    /* One lookup per member: its rule, whether it is required, the first unknown one. */
     while (PyDict_Next(item, &pos, &key, &value)) {
-        int known = PyDict_Contains(fields, key);
-        if (known < 0)
-            return NULL;
-        if (!known) {
-            PyObject *where = PyObject_CallFunctionObjArgs(st.spec[S_MEMBER], st.base, key, NULL);
-            if (where == NULL)
+        PyObject *rule = PyDict_GetItemWithError(fields, key);
+        if (rule == NULL) {
+            if (PyErr_Occurred())
                 return NULL;
-            PyObject *msg = PyUnicode_FromFormat("unknown field %S", where);
-            result = msg ? make_problem(&st, 0, PyTuple_GET_ITEM(st.codes, CODE_UNKNOWN), where, msg) : NULL;
-            Py_DECREF(where);
-            Py_XDECREF(msg);
-            return result;
+            if (unknown == NULL)
+                unknown = key;
+        } else if (PyTuple_GET_ITEM(rule, 3) == Py_True) {
+            present++;
+        }
+        rules[i] = rule, values[i] = value, i++;
+    }
+    if (present < PyTuple_GET_SIZE(required)) {
+        for (Py_ssize_t r = 0; r < PyTuple_GET_SIZE(required); r++) {
+            PyObject *pair = PyTuple_GET_ITEM(required, r);
+            int has = PyDict_Contains(item, PyTuple_GET_ITEM(pair, 0));
+            if (has < 0)
+                return NULL;
+            if (!has) {
+                PyObject *where = PyUnicode_Concat(st.base, PyTuple_GET_ITEM(pair, 1));
+                if (where == NULL)
+                    return NULL;
+                PyObject *msg = PyUnicode_FromFormat("required field %U is missing", where);
+                result = msg ? make_problem(&st, 0, PyTuple_GET_ITEM(st.codes, CODE_MISSING), where, msg) : NULL;
+                Py_DECREF(where);
+                Py_XDECREF(msg);
+                return result;
+            }
         }
     }
-    out = PyDict_New();
+    if (unknown != NULL) {
+        PyObject *where = PyObject_CallFunctionObjArgs(st.spec[S_MEMBER], st.base, unknown, NULL);
+        if (where == NULL)
+            return NULL;
+        PyObject *msg = PyUnicode_FromFormat("unknown field %S", where);
+        result = msg ? make_problem(&st, 0, PyTuple_GET_ITEM(st.codes, CODE_UNKNOWN), where, msg) : NULL;
+        Py_DECREF(where);
+        Py_XDECREF(msg);
+        return result;
+    }
+    Py_ssize_t n_fields = PyDict_GET_SIZE(fields);
+    for (Py_ssize_t f = 0; f < n_fields; f++)
+        kept[f] = NULL;
     st.applied = PyList_New(0);
-    if (out == NULL || st.applied == NULL)
-        goto finish;
-    pos = 0;
-    while (PyDict_Next(item, &pos, &key, &value)) {
-        PyObject *kept;
-        int status = check_field(&st, PyDict_GetItem(fields, key), value, &kept);
+    if (st.applied == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        PyObject *value_kept;
+        int status = check_field(&st, rules[i], values[i], &value_kept);
         if (status < 0)
             goto finish;
         if (status > 0) {
@@ -542,11 +418,15 @@ check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_INCREF(result);
             goto finish;
         }
-        if (kept != NULL) {
-            int r = PyDict_SetItem(out, key, kept);
-            Py_DECREF(kept);
-            if (r < 0)
+        if (value_kept != NULL) {
+            Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(rules[i], 2));
+            if (at < 0 || at >= n_fields) {
+                Py_DECREF(value_kept);
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "field position out of range");
                 goto finish;
+            }
+            Py_XSETREF(kept[at], value_kept);
         }
     }
     if (st.rank >= 0) {
@@ -556,16 +436,13 @@ check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     ordered = PyDict_New();
     if (ordered == NULL)
         goto finish;
+    /* Schema order: fields iterate in it, and each member's position is its index there. */
     pos = 0;
+    Py_ssize_t f = 0;
     while (PyDict_Next(fields, &pos, &key, &value)) {
-        PyObject *v = PyDict_GetItemWithError(out, key);
-        if (v == NULL) {
-            if (PyErr_Occurred())
-                goto finish;
-            continue;
-        }
-        if (PyDict_SetItem(ordered, key, v) < 0)
+        if (kept[f] != NULL && PyDict_SetItem(ordered, key, kept[f]) < 0)
             goto finish;
+        f++;
     }
     result = placement(&st, ordered, fields, changed);
     if (result == Py_None) {
@@ -573,7 +450,8 @@ check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         result = PyTuple_Pack(2, ordered, st.applied);
     }
 finish:
-    Py_XDECREF(out);
+    for (Py_ssize_t g = 0; g < n_fields; g++)
+        Py_XDECREF(kept[g]);
     Py_XDECREF(ordered);
     Py_XDECREF(st.applied);
     Py_XDECREF(st.where);

@@ -20,7 +20,7 @@ from promptops.parsing import paths
 from promptops.parsing.diagnostics import INFO, WARNING, Code, Diagnostic, duplicate_ids
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value, compile_quick
 from promptops.parsing.jsontext import Document
-from promptops.parsing.plaincheck import native_check, plain_spec
+from promptops.parsing.plaincheck import native_check, native_repeats, plain_spec
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import native_marks
 from promptops.parsing.typed import DECODE_ERRORS, UNSET, TypedShape
@@ -54,6 +54,7 @@ class Findings:
         self._contract = contract
         self._marks = native_marks if speedups else None
         self._plain_check = native_check if speedups else None
+        self._ids_repeat = native_repeats if speedups and native_repeats is not None else _ids_repeat
         self._typed = typed
         self._compiled_by_version: dict[SchemaVersion, Compiled] = {}
         self._coercions = contract.coercions
@@ -127,7 +128,8 @@ class Findings:
         marks: list[Any] | None = None
         if typed is not None:
             if self._marks is not None:
-                marks = self._marks(items, item_type, *typed.place_fields, typed.listed(changed), UNSET)
+                listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined
+                marks = self._marks(items, item_type, *typed.place_fields, listed, UNSET)
             else:
                 marks = typed.marks(items, changed)
             has_structs = marks.count(UNSET) != len(marks)
@@ -184,7 +186,7 @@ class Findings:
                 note.finding_index, note.finding_id = index, finding_id
                 diags.append(note)
             kept_ids.append((index, finding_id))
-        if id_field is not None and _ids_repeat(kept_ids):
+        if id_field is not None and self._ids_repeat(kept_ids):
             diags.extend(duplicate_ids(kept_ids, self._items_path, id_field))
         seen = len(items)
         truncation = document.truncation

@@ -5,6 +5,8 @@ whenever the extension is missing, speedups are off, or the check says it does n
 (not handled), the Problem a finding is dropped for, or (kept finding in schema order, Coercions applied).
 It covers the usual rules: strings with length bounds (paths included), string enums, line numbers with a
 minimum, and any other field whose quick test passes; everything else is left to Python.
+
+``native_repeats`` (``_ids.c``) answers like ``findings._ids_repeat``: whether some kept finding's id repeats.
 """
 
 from __future__ import annotations
@@ -19,10 +21,15 @@ from promptops.parsing.fields import Coercion, Problem, Role
 from promptops.shape import FieldRule, ObjectShape
 
 native_check: Callable[[Any, tuple[Any, ...], str, Any], Any] | None
+native_repeats: Callable[[list[tuple[int, str | None]]], bool] | None  # reference: findings._ids_repeat
 try:
     from promptops.parsing._plain import check as native_check
 except ImportError:  # no compiler at install time: Findings._finding does the same job
     native_check = None
+try:
+    from promptops.parsing._ids import repeats as native_repeats
+except ImportError:
+    native_repeats = None
 
 K_OTHER, K_STR, K_ENUM, K_LINE = range(4)
 _CODES = (
@@ -101,7 +108,10 @@ def plain_spec(
     """The spec for ``native_check``, or None when the contract's findings are beyond it."""
     if item.additional or contract.null_means_absent:
         return None
-    fields = {name: _field(rule, roles.get(name, plain), quick.get(name)) for name, rule in item.properties.items()}
+    fields: dict[str, tuple[Any, ...]] = {}
+    for position, (name, rule) in enumerate(item.properties.items()):
+        kind, suffix, *own = _field(rule, roles.get(name, plain), quick.get(name))
+        fields[name] = (kind, suffix, position, name in item.required, *own)
     role_names = contract.roles
     line, end, path = role_names.line, role_names.end_line, role_names.path
     coercions = contract.coercions

@@ -1,4 +1,5 @@
-"""The C check of plain findings (``_plain.c``) against its reference, ``Findings._finding``.
+"""The C check of plain findings (``_plain.c``) against its reference, ``Findings._finding`` (and the C
+duplicate-id test, ``_ids.c``, against ``_ids_repeat``).
 
 Whenever the C check answers (anything but None, "not handled"), its answer must be the reference's exactly:
 the same Problem (rank, code, path, message), or the same kept finding in the same member order with the same
@@ -18,11 +19,13 @@ from hypothesis import strategies as st
 from promptops import ChangedFiles, Contract, Parser, SchemaVersion
 from promptops.parsing import plaincheck
 from promptops.parsing.fields import Coercion, Problem
-from promptops.parsing.findings import Findings
+from promptops.parsing.findings import Findings, _ids_repeat
 from tests.helpers import CHANGED, finding
 from tests.parsing.test_properties import FIELDS, ODD_VALUES, findings, json_values
 
-pytestmark = pytest.mark.skipif(plaincheck.native_check is None, reason="the C helpers are not built")
+pytestmark = pytest.mark.skipif(
+    plaincheck.native_check is None or plaincheck.native_repeats is None, reason="the C helpers are not built"
+)
 SETTINGS = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CHANGED_VARIANTS = st.sampled_from(
     [CHANGED, [*CHANGED, "src\\auth\\login.py"], ["./src/api/users.py", "src/auth/login.py"], []]
@@ -142,3 +145,13 @@ def test_native_check_handles_the_usual_defects(contract: Contract) -> None:
 def test_no_spec_without_speedups(contract: Contract) -> None:
     checks = Parser(contract, speedups=False)._validator._findings
     assert checks._plain_check is None
+
+
+ID_VALUES = st.sampled_from(["F1", "F2", "f1", "F1 ", "", "\u00e9", "\U0001f600", None])
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 90), ID_VALUES), max_size=80))
+def test_native_repeats_matches_ids_repeat(kept_ids: list[tuple[int, str | None]]) -> None:
+    assert plaincheck.native_repeats is not None
+    assert plaincheck.native_repeats(kept_ids) is _ids_repeat(kept_ids), kept_ids
