@@ -64,7 +64,9 @@ def read_itemwise(
         text = bytes(raw)
         if text.count(b"{") + text.count(b"[") + 2 > max_depth and json_depth(value) + 2 > max_depth:
             return None
-        if not clean:
+        # first_duplicate_in's own cheap test, on the bytes: with as many colons as the canonical encoding
+        # (and no escaped colon) no member was lost to a repeated key.
+        if not clean and (b"\\u003" in text or text.count(b":") != _encode(value).count(b":")):
             repeat = first_duplicate_in(text.decode("utf-8"), value, "")
             if repeat is not None:
                 repeats[index] = repeat
@@ -90,5 +92,5 @@ def _top_level_members_complete(data: bytes | str, top: dict[str, Any], raws: li
     raw_bytes = data if isinstance(data, bytes) else data.encode("utf-8")
     if b"\\u003" in raw_bytes:
         return False
-    outside = raw_bytes.count(b":") - sum(bytes(raw).count(b":") for raw in raws)
+    outside = raw_bytes.count(b":") - b"".join(raws).count(b":")  # one count over the findings' joined slices
     return outside == _encode(top).count(b":") + 1
