@@ -155,3 +155,32 @@ ID_VALUES = st.sampled_from(["F1", "F2", "f1", "F1 ", "", "\u00e9", "\U0001f600"
 def test_native_repeats_matches_ids_repeat(kept_ids: list[tuple[int, str | None]]) -> None:
     assert plaincheck.native_repeats is not None
     assert plaincheck.native_repeats(kept_ids) is _ids_repeat(kept_ids), kept_ids
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        '"title": "  padded ", "title": "again"',  # a repeat in a finding that fails the scan anyway
+        '"title": "  a:b ", "title": "c"',
+        '"title": " \\u003a ", "rule_id": "R1"',  # an escaped colon: the duplicate search decides
+        '"title": " x ", "rule_id": "R1"',
+        '"title": " x ", "cwe": "CWE-89"',
+    ],
+)
+def test_findings_that_fail_the_scan_agree_on_repeats(contract: Contract, member: str) -> None:
+    """The itemwise reader's colon test stands in for the duplicate search: all paths must agree."""
+    from tests.parsing.invariants import _summary
+
+    good = '{"id": "F1", "severity": "low", "category": "test", "file": "src/api/users.py", "line": 3, '
+    bad = good.replace("F1", "F2") + '"message": "m", ' + member + "}"
+    raw = (
+        '{"schema_version": "1.0", "prompt_version": "1.0.0", "findings": ['
+        + good
+        + '"title": "t", "message": "m"}, '
+        + bad
+        + "]}"
+    )
+    changed = ChangedFiles(CHANGED)
+    parsers = Parser(contract), Parser(contract, speedups=False), Parser(contract, fast_path=False)
+    summaries = [_summary(parser.parse(raw.encode(), changed)) for parser in parsers]
+    assert summaries[0] == summaries[2] and summaries[1] == summaries[2], summaries
