@@ -20,6 +20,7 @@ from promptops.parsing import paths
 from promptops.parsing.diagnostics import INFO, WARNING, Code, Diagnostic, duplicate_ids
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value, compile_quick
 from promptops.parsing.jsontext import Document
+from promptops.parsing.plaincheck import native_check, native_repeats, plain_spec
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import native_marks
 from promptops.parsing.typed import DECODE_ERRORS, UNSET, TypedShape
@@ -42,6 +43,8 @@ class Compiled:
     typed_suspects: tuple[str, ...]
     # Plain findings may be screened by converting them to the typed Struct (see Findings.converts_as_written).
     convertible: bool
+    # What the C check of plain findings reads (plaincheck.py), None when the findings are beyond it.
+    plain: tuple[Any, ...] | None
 
 
 class Findings:
@@ -50,6 +53,8 @@ class Findings:
     def __init__(self, contract: Contract, typed: Mapping[SchemaVersion, TypedShape], *, speedups: bool) -> None:
         self._contract = contract
         self._marks = native_marks if speedups else None
+        self._plain_check = native_check if speedups else None
+        self._ids_repeat = native_repeats if speedups and native_repeats is not None else _ids_repeat
         self._typed = typed
         self._compiled_by_version: dict[SchemaVersion, Compiled] = {}
         self._coercions = contract.coercions
@@ -88,6 +93,7 @@ class Findings:
                 complete=len(quick_item) == len(shape.item.properties) and not shape.item.additional,
                 typed_suspects=tuple(s for s in suspects if s in shape.item.properties),
                 convertible=not nested,
+                plain=plain_spec(self._contract, shape.item, self._roles, quick_item, PLAIN),
             )
             self._compiled_by_version[shape.version] = compiled
         return compiled
@@ -115,13 +121,15 @@ class Findings:
         typed = self._typed.get(shape.version)
         item_type = typed.item_type if typed is not None else None
         converter = typed if as_is and compiled.convertible else None
+        plain_check, spec = (self._plain_check, compiled.plain) if not tolerant else (None, None)
         # A typed Struct's builtins are in schema order, with no unknown, missing or (allowed) null member.
         typed_shortcut = compiled.complete and not self._contract.null_means_absent
         # Typed findings that are in place are kept as they are: one C pass marks them with their ids.
         marks: list[Any] | None = None
         if typed is not None:
             if self._marks is not None:
-                marks = self._marks(items, item_type, *typed.place_fields, typed.listed(changed), UNSET)
+                listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined
+                marks = self._marks(items, item_type, *typed.place_fields, listed, UNSET)
             else:
                 marks = typed.marks(items, changed)
             has_structs = marks.count(UNSET) != len(marks)
@@ -159,7 +167,13 @@ class Findings:
                 kept_ids.append((index, finding_id))
                 continue
             else:
-                checked = self._finding(item, base, shape, tolerant, changed, applied, ignored)
+                native = plain_check(item, spec, base, changed) if plain_check and spec else None
+                if native is None:  # no C check, or one it leaves to Python
+                    checked = self._finding(item, base, shape, tolerant, changed, applied, ignored)
+                elif type(native) is tuple:
+                    checked, applied = native
+                else:
+                    checked = native
             if isinstance(checked, Problem):
                 diags.append(_drop(checked.code, checked.path, checked.message, index, finding_id))
                 continue
@@ -172,7 +186,7 @@ class Findings:
                 note.finding_index, note.finding_id = index, finding_id
                 diags.append(note)
             kept_ids.append((index, finding_id))
-        if id_field is not None and _ids_repeat(kept_ids):
+        if id_field is not None and self._ids_repeat(kept_ids):
             diags.extend(duplicate_ids(kept_ids, self._items_path, id_field))
         seen = len(items)
         truncation = document.truncation

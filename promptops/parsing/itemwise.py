@@ -47,19 +47,16 @@ def read_itemwise(
         versions = request_versions
     if not fast.versions_ok(versions):
         return None  # rejections and tolerant reading need the whole document as plain values
-    top: dict[str, Any] = {}
-    for name, getter in typed.top_fields:
-        value = getter(envelope)
-        if value is not UNSET:
-            top[name] = value
+    top = {name: value for name, getter in typed.top_fields if (value := getter(envelope)) is not UNSET}
     items: list[Any] = []
+    append, decode_item = items.append, typed.decode_item
     repeats: dict[int, str] = {}
     raws = typed.items(envelope)
     for index, raw in enumerate(raws):
         clean = whole_clean or native(raw)
         if clean:
             try:
-                items.append(typed.decode_item(raw))
+                append(decode_item(raw))
                 continue
             except DECODE_ERRORS:
                 pass
@@ -67,17 +64,21 @@ def read_itemwise(
         text = bytes(raw)
         if text.count(b"{") + text.count(b"[") + 2 > max_depth and json_depth(value) + 2 > max_depth:
             return None
-        if not clean:
+        # first_duplicate_in's own cheap test, on the bytes: with as many colons as the canonical encoding
+        # (and no escaped colon) no member was lost to a repeated key.
+        if not clean and (b"\\u003" in text or text.count(b":") != _encode(value).count(b":")):
             repeat = first_duplicate_in(text.decode("utf-8"), value, "")
             if repeat is not None:
                 repeats[index] = repeat
-        items.append(value)
+        append(value)
     if not whole_clean and not _top_level_members_complete(data, top, raws):
         return None
-    if typed.has_open_objects and not typed.shallow(envelope, [], max_depth):
+    # Only a non-empty open member of the top level can be too deep (the findings were checked above).
+    if typed.has_open_objects and any(typed.top_open_values(envelope)) and not typed.shallow(envelope, [], max_depth):
         return None
-    top[fast.typed.contract.items] = items
-    top_clean = strings_clean(typed.top_free_strings(envelope))
+    top[typed.contract.items] = items
+    # A clean scan of the whole text already says no string has edge whitespace (the fast path relies on it).
+    top_clean = whole_clean or strings_clean(typed.top_free_strings(envelope))
     return Document(top, item_duplicates=repeats, checked_versions=versions if top_clean else None)
 
 
@@ -91,5 +92,5 @@ def _top_level_members_complete(data: bytes | str, top: dict[str, Any], raws: li
     raw_bytes = data if isinstance(data, bytes) else data.encode("utf-8")
     if b"\\u003" in raw_bytes:
         return False
-    outside = raw_bytes.count(b":") - sum(bytes(raw).count(b":") for raw in raws)
+    outside = raw_bytes.count(b":") - b"".join(raws).count(b":")  # one count over the findings' joined slices
     return outside == _encode(top).count(b":") + 1

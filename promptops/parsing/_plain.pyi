@@ -1,0 +1,3 @@
+from typing import Any
+
+def check(item: object, spec: tuple[Any, ...], base: str, changed: object, /) -> Any: ...
