@@ -21,13 +21,27 @@
 
 #define LINEAR_MAX 32 /* up to this many entries, comparing strings beats hashing fresh ones */
 
-/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. */
+/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. Lengths, kinds, hashes
+ * when both are known, and the last character (where paths and ids usually differ) settle most unequal pairs
+ * without a memcmp call. */
 static inline int
 same_str(PyObject *a, PyObject *b)
 {
     Py_ssize_t len = PyUnicode_GET_LENGTH(a);
-    return a == b || (PyUnicode_GET_LENGTH(b) == len && PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
-                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)len * PyUnicode_KIND(a)) == 0);
+    if (a == b)
+        return 1;
+    if (PyUnicode_GET_LENGTH(b) != len || PyUnicode_KIND(a) != PyUnicode_KIND(b))
+        return 0;
+    Py_hash_t ha = ((PyASCIIObject *)a)->hash, hb = ((PyASCIIObject *)b)->hash;
+    if (ha != -1 && hb != -1 && ha != hb)
+        return 0;
+    int kind = PyUnicode_KIND(a);
+    const void *da = PyUnicode_DATA(a), *db = PyUnicode_DATA(b);
+    if (len == 0)
+        return 1;
+    if (PyUnicode_READ(kind, da, len - 1) != PyUnicode_READ(kind, db, len - 1))
+        return 0;
+    return memcmp(da, db, (size_t)len * kind) == 0;
 }
 
 static inline int
@@ -90,6 +104,23 @@ ids_repeat(PyObject *ids[], Py_ssize_t n)
     return repeat;
 }
 
+/* last < first (PyObject_RichCompareBool), with exact ints of one digit compared in place. */
+static inline int
+small_ints_less(PyObject *last, PyObject *first)
+{
+#if PY_VERSION_HEX < 0x030C0000 /* the digit layout of 3.11 */
+    if (PyLong_CheckExact(last) && PyLong_CheckExact(first)) {
+        Py_ssize_t a = Py_SIZE(last), b = Py_SIZE(first);
+        if (a >= -1 && a <= 1 && b >= -1 && b <= 1) {
+            long x = a * (long)((PyLongObject *)last)->ob_digit[0];
+            long y = b * (long)((PyLongObject *)first)->ob_digit[0];
+            return x < y;
+        }
+    }
+#endif
+    return PyObject_RichCompareBool(last, first, Py_LT);
+}
+
 /* A field of a typed finding, given as its name or as the member descriptor of its slot: a slot read when the
  * descriptor describes an object slot of the item's type (what msgspec Structs use), else an attribute lookup.
  * New reference; NULL with an exception set. */
@@ -132,7 +163,7 @@ item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *
     int placed = 1;
     if (last != unset) {
         PyObject *first = field_of(item, line);
-        int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
+        int before = first == NULL ? -1 : small_ints_less(last, first);
         Py_XDECREF(first);
         placed = before < 0 ? -1 : !before;
     }
@@ -226,7 +257,42 @@ error:
     return NULL;
 }
 
+/* plain_paths(paths: tuple) -> bool: True when `paths` is not empty and every entry is an exact str that
+ * ChangedFiles may keep as written: not empty, no leading "/" or ".", no trailing "/", no "//" or "/." inside,
+ * no backslash (reconcile.ChangedFiles holds the reference, the join-and-search test). */
+static PyObject *
+plain_paths(PyObject *module, PyObject *paths)
+{
+    if (!PyTuple_Check(paths)) {
+        PyErr_SetString(PyExc_TypeError, "plain_paths(paths: tuple)");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(paths);
+    if (n == 0)
+        Py_RETURN_FALSE;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *path = PyTuple_GET_ITEM(paths, i);
+        if (!plain_str(path))
+            Py_RETURN_FALSE;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(path);
+        int kind = PyUnicode_KIND(path);
+        const void *data = PyUnicode_DATA(path);
+        if (len == 0 || PyUnicode_READ(kind, data, 0) == '/' || PyUnicode_READ(kind, data, 0) == '.' ||
+            PyUnicode_READ(kind, data, len - 1) == '/')
+            Py_RETURN_FALSE;
+        Py_UCS4 previous = 0;
+        for (Py_ssize_t j = 0; j < len; j++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, j);
+            if (c == '\\' || (previous == '/' && (c == '/' || c == '.')))
+                Py_RETURN_FALSE;
+            previous = c;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
+    {"plain_paths", plain_paths, METH_O, "Every path is a str ChangedFiles keeps as written (quick check)."},
     {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
      "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
     {"marks", (PyCFunction)(void (*)(void))marks, METH_FASTCALL,
