@@ -41,6 +41,9 @@ class FastPath:
         self._native = native if speedups else None
         self._placed = native_placed if speedups else None
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
+        # The declared versions of the last response declined for them alone: a clean scan, a whole typed
+        # decoding, versions from the text (not the request) that this path does not read. Reset by the reader.
+        self.refused: tuple[Any, Any] | None = None
 
     def scan(self, data: bytes | str) -> bool | None:
         """The C scanner's verdict on the raw text (no edge whitespace, no repeated key); None without it.
@@ -70,8 +73,14 @@ class FastPath:
             versions = typed.versions(obj)
         else:
             versions = request_versions
-        if self._versions_ok.get(versions) is not True and not self._learn_versions(versions):
-            return None
+        known = self._versions_ok.get(versions)
+        if known is not True:
+            if known is None:
+                known = self._learn_versions(versions)
+            if not known:
+                if scanned is True and request_versions is None:
+                    self.refused = versions  # the parser may know this refusal already (Parser._refusal)
+                return None
         items = typed.items(obj)
         if scanned is None and not self._python_gate(data, obj, items):
             return None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from promptops.contract import Contract
 from promptops.errors import PolicyError
@@ -66,6 +68,7 @@ class Parser:
             self._peek_str = re.compile(rf'"{field}"\s*:\s*"([^"\\]*)"')
             self._peek_bytes = re.compile(self._peek_str.pattern.encode())
         self._needs_request_versions = contract.versions.schema is None or contract.versions.prompt is None
+        self._refusals: dict[tuple[Any, Any], _Refusal] = {}  # see _refusal
 
     def parse(
         self,
@@ -103,6 +106,19 @@ class Parser:
             outcome = guess.parse(raw, changed, self._limits.max_depth, None, scanned)
             if outcome is not None:
                 return outcome
+            if guess.refused is not None:
+                return self._refusal(raw, changed, guess, scanned)
+        return self._declined(raw, changed, request_versions, guess, scanned)
+
+    def _declined(
+        self,
+        raw: str | bytes,
+        changed: ChangedFiles,
+        request_versions: tuple[str, str] | None,
+        guess: FastPath | None,
+        scanned: bool | None,
+    ) -> ParseOutcome:
+        """``parse`` once the guessed fast path (if any) has declined."""
         fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
         if fast is not None:
             if guess is None:
@@ -128,6 +144,39 @@ class Parser:
                 return span_outcome
             document = with_duplicates(document, self.contract.items)
         return self._validator.validate(document, changed, request_versions)
+
+    def _refusal(self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, scanned: bool | None) -> ParseOutcome:
+        """A response the guessed fast path read whole and clean, but declined for its declared versions alone.
+
+        When the diagnostic path rejects such a response for an incompatible version, that rejection depends on
+        the two declarations only (the validator judges versions before anything else, and a clean scan means
+        no repeated key to report first), provided the text cannot nest too deeply: it is remembered, and the
+        next response declaring the same pair is answered without reading it again.
+        """
+        versions = guess.refused
+        assert versions is not None
+        guess.refused = None
+        known = self._refusals.get(versions)
+        if known is not None and self._surely_shallow(raw):
+            return ParseOutcome(accepted=False, reason=known.code, diagnostics=[Diagnostic(*known.fields)])
+        outcome = self._declined(raw, changed, None, guess, scanned)
+        diagnostics = outcome.diagnostics
+        if (
+            outcome.reason is Code.INCOMPATIBLE_VERSION
+            and len(diagnostics) == 1
+            and not outcome.extracted
+            and not outcome.truncated
+            and self._surely_shallow(raw)
+        ):
+            if len(self._refusals) >= _REFUSALS_LIMIT:
+                self._refusals.clear()
+            self._refusals[versions] = _Refusal.of(diagnostics[0])
+        return outcome
+
+    def _surely_shallow(self, raw: str | bytes) -> bool:
+        """No more opening brackets than the depth limit allows (nor than any decoder's recursion)."""
+        brackets = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
+        return brackets <= min(self._limits.max_depth, _SHALLOW)
 
     def _typed_span(
         self, span: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
@@ -167,6 +216,23 @@ class Parser:
         if size <= limit:
             return None
         return _rejected(Rejection(Code.TOO_LARGE, f"response is {size} bytes, over the {limit}-byte limit"))
+
+
+_REFUSALS_LIMIT = 4096  # declared pairs come from model output: keep the memo bounded
+_SHALLOW = 256  # bracket counts up to this are within every decoder's recursion limit
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """The one diagnostic of a version rejection, as the validator wrote it."""
+
+    code: Code
+    fields: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, diagnostic: Diagnostic) -> _Refusal:
+        d = diagnostic
+        return cls(d.code, (d.code, d.level, d.path, d.message, d.finding_index, d.finding_id))
 
 
 def _rejected(rejection: Rejection) -> ParseOutcome:
