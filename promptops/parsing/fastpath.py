@@ -41,8 +41,8 @@ class FastPath:
         self._native = native if speedups else None
         self._placed = native_placed if speedups else None
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
-        # The declared versions of the last response declined for them alone: a clean scan, a whole typed
-        # decoding, versions from the text (not the request) that this path does not read. Reset by the reader.
+        # Set by ``parse`` when it declines for the declared versions alone (a clean scan, a whole typed
+        # decoding, versions from the text, not the request): those versions; else None.
         self.refused: tuple[Any, Any] | None = None
 
     def scan(self, data: bytes | str) -> bool | None:
@@ -61,6 +61,7 @@ class FastPath:
         scanned: bool | None,
     ) -> ParseOutcome | None:
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
+        self.refused = None
         if scanned is False:
             return None
         typed = self.typed

@@ -59,3 +59,17 @@ def test_refusal_memo_matches_the_diagnostic_path(contract: Contract, max_depth:
     assert {Code.INCOMPATIBLE_VERSION, Code.DUPLICATE_KEY} <= reasons
     assert (Code.TOO_DEEP in reasons) is (max_depth == 8)
     assert parsers[0]._refusals  # the memo was used
+
+
+def test_a_refusal_inside_a_wrapper_is_not_taken_for_the_next_response(contract: Contract) -> None:
+    parser, slow = Parser(contract), Parser(contract, fast_path=False)
+    refused = json.dumps(response(prompt_version="9.0.0"))
+    texts = [
+        refused,
+        "Here:\n```json\n" + refused + "\n```",  # the guessed fast path declines the span for its versions
+        json.dumps(response([{"id": "F1"}])),  # the guess declines for its decoding: a different reason
+        refused,
+        json.dumps(response([{"id": "F1"}])),
+    ]
+    for text in texts + texts:
+        assert _summary(parser.parse(text, CHANGED)) == _summary(slow.parse(text, CHANGED)), text
