@@ -441,52 +441,9 @@ clean(PyObject *module, PyObject *arg)
     return PyBool_FromLong(scan((const unsigned char *)data, size));
 }
 
-/* span_end(text, start) -> int: index just after the bracket that closes the object or array opened at
- * text[start], skipping strings; -1 when the text ends first. Brackets are matched by depth only: whether
- * the span is valid JSON is for the strict decoder to say. */
-static PyObject *
-span_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2 || !PyUnicode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "span_end(text: str, start: int)");
-        return NULL;
-    }
-    PyObject *text = args[0];
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    if (start == -1 && PyErr_Occurred())
-        return NULL;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t depth = 0;
-    for (Py_ssize_t i = start; i < length; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c == '"') {
-            for (i++; i < length; i++) {
-                Py_UCS4 d = PyUnicode_READ(kind, data, i);
-                if (d == '\\')
-                    i++;
-                else if (d == '"')
-                    break;
-            }
-            if (i >= length)
-                return PyLong_FromSsize_t(-1);
-        }
-        else if (c == '{' || c == '[')
-            depth++;
-        else if (c == '}' || c == ']') {
-            if (--depth == 0)
-                return PyLong_FromSsize_t(i + 1);
-        }
-    }
-    return PyLong_FromSsize_t(-1);
-}
-
 static PyMethodDef methods[] = {
     {"clean", clean, METH_O,
      "True when no JSON string starts or ends with whitespace and no object repeats a key (conservative)."},
-    {"span_end", (PyCFunction)(void (*)(void))span_end, METH_FASTCALL,
-     "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
     {NULL, NULL, 0, NULL},
 };
 

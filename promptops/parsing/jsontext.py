@@ -91,17 +91,19 @@ def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool
     ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results).
     """
     ends = native_span_end if speedups and native_span_end is not None else _span_end
-    value = _decode(text)
-    if value is _DEEP:
+    try:
+        value = msgspec.json.decode(text)
+    except RecursionError:
         return _too_deep(max_depth)
-    if value is _BAD:
-        return _extract(text, items_field, max_depth, ends)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _extract(text, items_field, max_depth, ends, str(exc))
     if _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
 
 
-def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) -> Document | Rejection:
+def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, error: str) -> Document | Rejection:
+    """``error`` is the strict decoder's complaint about the whole of ``original``."""
     text = _drop_thinking(original)
     wrapper_removed = text != original
     complete: list[tuple[int, int, Any]] = []
@@ -115,7 +117,8 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) ->
         if end < 0:
             cut_start = start
             break
-        value = _decode(text[start:end])
+        # The whole text was decoded already (a trailing comma, say): it is no candidate.
+        value = _BAD if start == 0 and end == len(text) and text is original else _decode(text[start:end])
         if value is _DEEP:
             return _too_deep(max_depth)
         if value is not _BAD:  # a broken object is not a candidate, and neither is anything inside it
@@ -135,7 +138,7 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) ->
     if cut_start is not None:
         extracted = wrapper_removed or bool(text[:cut_start].strip())
         return _salvage(text, cut_start, items_field, max_depth, extracted, ends)
-    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_strict_error(original)}")
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
 
 
 def _drop_thinking(text: str) -> str:
@@ -260,16 +263,6 @@ def _decode(span: str) -> Any:
         return _DEEP
     except (msgspec.DecodeError, msgspec.ValidationError):
         return _BAD
-
-
-def _strict_error(text: str) -> str:
-    try:
-        msgspec.json.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return str(exc)
-    except RecursionError:
-        return "nested too deeply"
-    return "no JSON object found"
 
 
 def _too_deep(max_depth: int) -> Rejection:

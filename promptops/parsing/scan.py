@@ -21,9 +21,12 @@ native_placed: Callable[..., int] | None  # the references are TypedShape.placed
 native_marks: Callable[..., list[Any]] | None
 try:
     from promptops.parsing._scan import clean as native
-    from promptops.parsing._scan import span_end as native_span_end
 except ImportError:  # no compiler at install time: the reference implementations do the same job
-    native = native_span_end = None
+    native = None
+try:
+    from promptops.parsing._span import span_end as native_span_end
+except ImportError:
+    native_span_end = None
 try:
     from promptops.parsing._place import marks as native_marks
     from promptops.parsing._place import placed as native_placed

@@ -114,3 +114,19 @@ def test_native_placed_matches_its_twin(rows: list[tuple[str, str, int, int | No
         items.append(msgspec.convert(item, typed.item_type))
     expected = typed.placed(items, changed)
     assert native_placed(items, *typed.place_fields, typed.listed(changed), UNSET) == expected, rows
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.text(alphabet='{}[]"\\ a:,é\u0100\U0001f600', max_size=40),
+    st.integers(0, 45),
+)
+def test_native_span_end_matches_its_twin_for_every_kind(text: str, start: int) -> None:
+    from promptops.parsing.jsontext import _span_end
+    from promptops.parsing.scan import native_span_end
+
+    if native_span_end is None:
+        pytest.skip("the C helpers are not built")
+    for variant in (text, text.replace("é", "e").replace("\u0100", "a").replace("\U0001f600", "b")):
+        if start < len(variant) and variant[start] in "{[":
+            assert native_span_end(variant, start) == _span_end(variant, start), (variant, start)
