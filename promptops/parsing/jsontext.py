@@ -38,6 +38,7 @@ _SpanEnd = Callable[[str, int], int]
 _CUT = -1  # positions: the text ends inside the value
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
+UNREAD: Any = object()  # Document.value of an extracted span not decoded yet (see read_span)
 _DEEP: Any = object()
 
 
@@ -65,6 +66,7 @@ class Document:
     member_duplicates: dict[str, str] = field(default_factory=dict)  # top-level key -> path of a nested repeat
     item_duplicates: dict[int, str] = field(default_factory=dict)  # finding index -> path of the repeat
     span: str | None = None  # the extracted object's text, when it came from a wrapper
+    span_error: str | None = None  # with value UNREAD: the strict decoder's complaint about the whole text
     # Set by the itemwise reader when the typed envelope already proved the top level valid as written: the
     # declared (schema, prompt) versions. Findings that are not typed Structs then failed typed decoding.
     checked_versions: tuple[str, str] | None = None
@@ -88,7 +90,8 @@ def decode_text(raw: str | bytes) -> str | Rejection:
 def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool = True) -> Document | Rejection:
     """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read.
 
-    ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results).
+    ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results). An
+    object extracted from a wrapper may come back UNREAD: ``read_span`` decodes it (or rejects the response).
     """
     ends = native_span_end if speedups and native_span_end is not None else _span_end
     try:
@@ -106,7 +109,7 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, er
     """``error`` is the strict decoder's complaint about the whole of ``original``."""
     text = _drop_thinking(original)
     wrapper_removed = text != original
-    complete: list[tuple[int, int, Any]] = []
+    spans: list[tuple[int, int]] = []
     cut_start: int | None = None
     pos = 0
     while (start := text.find("{", pos)) >= 0:
@@ -117,13 +120,22 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, er
         if end < 0:
             cut_start = start
             break
-        # The whole text was decoded already (a trailing comma, say): it is no candidate.
-        value = _BAD if start == 0 and end == len(text) and text is original else _decode(text[start:end])
+        spans.append((start, end))
+        pos = end  # a broken object is not a candidate, and neither is anything inside it
+    whole = (0, len(text)) if text is original else None  # that span was decoded already: it is no candidate
+    if len(spans) == 1 and cut_start is None and spans[0] != whole:
+        start, end = spans[0]
+        if not _deeper_than(text, start, end, max_depth):
+            # The one candidate: whether it is strict JSON is asked when it is read (read_span), after the
+            # typed readers had a go at it (they only take strict JSON).
+            return Document(UNREAD, extracted=True, span=text[start:end], span_error=error)
+    complete: list[tuple[int, int, Any]] = []
+    for start, end in spans:
+        value = _BAD if (start, end) == whole else _decode(text[start:end])
         if value is _DEEP:
             return _too_deep(max_depth)
-        if value is not _BAD:  # a broken object is not a candidate, and neither is anything inside it
+        if value is not _BAD:
             complete.append((start, end, value))
-        pos = end
     if len(complete) > 1 or (complete and cut_start is not None):
         starts = ", ".join(str(s) for s, _, _ in complete) + (
             f", {cut_start} (cut off)" if cut_start is not None else ""
@@ -408,6 +420,18 @@ def _first_repeat(node: Any, base: str) -> str | None:
         elif isinstance(current, list):
             stack.extend((v, paths.element(where, i)) for i, v in reversed(list(enumerate(current))))
     return None
+
+
+def read_span(document: Document, max_depth: int) -> Document | Rejection:
+    """The Document of an extracted span, decoded now if ``_extract`` left it UNREAD (or why it cannot be)."""
+    if document.value is not UNREAD or document.span is None:
+        return document
+    value = _decode(document.span)
+    if value is _DEEP:
+        return _too_deep(max_depth)
+    if value is _BAD:
+        return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {document.span_error}")
+    return Document(value, extracted=True, span=document.span)
 
 
 def with_duplicates(document: Document, items_field: str) -> Document:

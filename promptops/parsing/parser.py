@@ -16,7 +16,7 @@ from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
 from promptops.parsing.fastpath import FastPath
 from promptops.parsing.itemwise import read_itemwise
-from promptops.parsing.jsontext import Rejection, decode_text, read_document, with_duplicates
+from promptops.parsing.jsontext import Rejection, decode_text, read_document, read_span, with_duplicates
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import native
 from promptops.parsing.typed import TypedShape
@@ -142,6 +142,9 @@ class Parser:
             span_outcome = self._typed_span(document.span, changed, request_versions)
             if span_outcome is not None:
                 return span_outcome
+            document = read_span(document, self._limits.max_depth)
+            if isinstance(document, Rejection):
+                return _rejected(document)
             document = with_duplicates(document, self.contract.items)
         return self._validator.validate(document, changed, request_versions)
 
