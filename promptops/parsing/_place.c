@@ -175,30 +175,30 @@ item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *
  * findings (TypedShape.placed is the reference). Fields (see field_of) may be None; `listed` holds the normal
  * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
  * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
-static PyObject *
-placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* The verdict of placed (0, 1 or 2) on `items`, with fields[0..3] the path, line, end_line and id fields;
+ * -1 with an exception set. */
+static int
+placed_verdict(PyObject *items, PyObject *const *fields, PyObject *listed, PyObject *unset)
 {
-    if (nargs != 7 || !PyList_Check(args[0]) || !PyTuple_Check(args[5])) {
-        PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, listed: tuple, unset)");
-        return NULL;
-    }
-    PyObject *items = args[0], *ident = args[4], *listed = args[5], *unset = args[6], *set = NULL;
+    PyObject *ident = fields[3], *set = NULL;
     int verdict = 0;
     Py_ssize_t n = PyList_GET_SIZE(items);
     for (Py_ssize_t i = 0; i < n && verdict == 0; i++) {
-        int ok = item_placed(PyList_GET_ITEM(items, i), args + 1, listed, unset, &set);
+        int ok = item_placed(PyList_GET_ITEM(items, i), fields, listed, unset, &set);
         if (ok < 0) {
             Py_XDECREF(set);
-            return NULL;
+            return -1;
         }
         verdict = !ok;
     }
     Py_XDECREF(set);
     if (verdict != 0 || ident == Py_None || n < 2)
-        return PyLong_FromLong(verdict);
+        return verdict;
     PyObject *small[16], **ids = n <= 16 ? small : PyMem_New(PyObject *, (size_t)n);
-    if (ids == NULL)
-        return PyErr_NoMemory();
+    if (ids == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
     Py_ssize_t got = 0;
     int repeat = -1;
     for (; got < n; got++)
@@ -210,7 +210,22 @@ placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(ids[i]);
     if (ids != small)
         PyMem_Free(ids);
-    return repeat < 0 ? NULL : PyLong_FromLong(repeat ? 2 : 0);
+    return repeat < 0 ? -1 : (repeat ? 2 : 0);
+}
+
+/* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
+ * findings (TypedShape.placed is the reference). Fields (see field_of) may be None; `listed` holds the normal
+ * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
+ * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
+static PyObject *
+placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_Check(args[0]) || !PyTuple_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, listed: tuple, unset)");
+        return NULL;
+    }
+    int verdict = placed_verdict(args[0], args + 1, args[5], args[6]);
+    return verdict < 0 ? NULL : PyLong_FromLong(verdict);
 }
 
 /* marks(items, item_type, path, line, end_line, ident, listed, unset) -> list: for each finding that is an
@@ -257,6 +272,119 @@ error:
     return NULL;
 }
 
+/* The members a decoded value holds (object members at any depth; see decoded_members). -1 on error. */
+static Py_ssize_t
+members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset);
+
+/* Members of a typed Struct: one per slot in `slots` that is set, plus those nested in its values. Object slots
+ * of the Struct's own type are read in place (borrowed); anything else goes through field_of. */
+static Py_ssize_t
+struct_members(PyObject *obj, PyObject *slots, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset)
+{
+    Py_ssize_t total = 0, n = PyTuple_GET_SIZE(slots);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *field = PyTuple_GET_ITEM(slots, i), *value = NULL, *owned = NULL;
+        if (Py_IS_TYPE(field, &PyMemberDescr_Type)) {
+            PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
+            PyMemberDef *member = descr->d_member;
+            if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) && Py_IS_TYPE(obj, descr->d_common.d_type))
+                value = *(PyObject **)((char *)obj + member->offset);
+        }
+        if (value == NULL && (value = owned = field_of(obj, field)) == NULL)
+            return -1;
+        if (value != unset) {
+            total++;
+            PyTypeObject *type = Py_TYPE(value);
+            if (type == item_type || type == &PyList_Type || type == &PyDict_Type) {
+                Py_ssize_t inner = members_in(value, item_type, item_slots, unset);
+                if (inner < 0) {
+                    Py_XDECREF(owned);
+                    return -1;
+                }
+                total += inner;
+            }
+        }
+        Py_XDECREF(owned);
+    }
+    return total;
+}
+
+static Py_ssize_t
+members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset)
+{
+    if (Py_IS_TYPE(value, item_type))
+        return struct_members(value, item_slots, item_type, item_slots, unset);
+    int is_list = PyList_CheckExact(value), is_dict = !is_list && PyDict_CheckExact(value);
+    if (!is_list && !is_dict)
+        return 0;
+    if (Py_EnterRecursiveCall(" counting members"))
+        return -1;
+    Py_ssize_t total = 0;
+    if (is_list) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value) && total >= 0; i++) {
+            Py_ssize_t inner = members_in(PyList_GET_ITEM(value, i), item_type, item_slots, unset);
+            total = inner < 0 ? -1 : total + inner;
+        }
+    }
+    else {
+        PyObject *key, *member;
+        Py_ssize_t pos = 0;
+        total = PyDict_GET_SIZE(value);
+        while (total >= 0 && PyDict_Next(value, &pos, &key, &member)) {
+            Py_ssize_t inner = members_in(member, item_type, item_slots, unset);
+            total = inner < 0 ? -1 : total + inner;
+        }
+    }
+    Py_LeaveRecursiveCall();
+    return total;
+}
+
+/* decoded_members(obj, slots, item_type, item_slots, unset) -> int: the object members of a decoded typed
+ * response: its set fields (given by slot descriptor or name), those of its findings (item_type Structs, by
+ * item_slots), and the members of any dict at any depth. Equal to the colons outside strings of the text it
+ * was decoded from exactly when no object of that text repeats a key (TypedShape.members is the reference);
+ * -1 when it cannot tell. */
+static PyObject *
+decoded_members(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[1]) || !PyType_Check(args[2]) || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "decoded_members(obj, slots: tuple, item_type, item_slots: tuple, unset)");
+        return NULL;
+    }
+    Py_ssize_t total = struct_members(args[0], args[1], (PyTypeObject *)args[2], args[3], args[4]);
+    if (total < 0)
+        PyErr_Clear(); /* too deep to count, say: -1 never matches a count, so the caller declines */
+    return PyLong_FromSsize_t(total);
+}
+
+/* checked(plan, obj, items, listed, count) -> int: decoded_members and placed in one call, for the fast path:
+ * -1 when the decoded response `obj` does not hold `count` members, else the verdict of placed on `items`.
+ * plan = (slots, item_type, item_slots, path, line, end_line, ident, unset), built once (TypedShape.plan). */
+static PyObject *
+checked(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 8 || !PyList_Check(args[2]) ||
+        !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "checked(plan: tuple, obj, items: list, listed: tuple, count: int)");
+        return NULL;
+    }
+    PyObject *const *plan = &PyTuple_GET_ITEM(args[0], 0);
+    if (!PyTuple_Check(plan[0]) || !PyType_Check(plan[1]) || !PyTuple_Check(plan[2])) {
+        PyErr_SetString(PyExc_TypeError, "checked: plan = (slots, item_type, item_slots, path, line, end, ident, unset)");
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[4]);
+    if (count == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t total = struct_members(args[1], plan[0], (PyTypeObject *)plan[1], plan[2], plan[7]);
+    if (total < 0)
+        PyErr_Clear();
+    if (total != count)
+        return PyLong_FromLong(-1);
+    int verdict = placed_verdict(args[2], plan + 3, args[3], plan[7]);
+    return verdict < 0 ? NULL : PyLong_FromLong(verdict);
+}
+
 /* plain_paths(paths: tuple) -> bool: True when `paths` is not empty and every entry is an exact str that
  * ChangedFiles may keep as written: not empty, no leading "/" or ".", no trailing "/", no "//" or "/." inside,
  * no backslash (reconcile.ChangedFiles holds the reference, the join-and-search test). */
@@ -292,6 +420,10 @@ plain_paths(PyObject *module, PyObject *paths)
 }
 
 static PyMethodDef methods[] = {
+    {"decoded_members", (PyCFunction)(void (*)(void))decoded_members, METH_FASTCALL,
+     "Object members of a decoded typed response, at any depth."},
+    {"checked", (PyCFunction)(void (*)(void))checked, METH_FASTCALL,
+     "-1 when the decoded response does not hold `count` members, else placed's verdict on its findings."},
     {"plain_paths", plain_paths, METH_O, "Every path is a str ChangedFiles keeps as written (quick check)."},
     {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
      "1: a finding out of place; 2: in place but ids repeat; 0: neither."},

@@ -18,7 +18,7 @@ from promptops.parsing.fastpath import FastPath
 from promptops.parsing.itemwise import read_itemwise
 from promptops.parsing.jsontext import Rejection, decode_text, read_document, read_span, with_duplicates
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.scan import native
+from promptops.parsing.scan import native_count
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
@@ -57,7 +57,7 @@ class Parser:
             for v in readable
         }
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
-        self._scan = native if speedups else None
+        self._scan = native_count if speedups else None
         # With several readable versions, the fast path that accepted the last response is tried before the
         # text is searched for the declared version (see parse).
         self._guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
@@ -97,7 +97,7 @@ class Parser:
             too_large = self._size_problem(raw)
             if too_large is not None:
                 return too_large
-        scanned: bool | None = None
+        scanned: int | None = None
         guess = self._guess if request_versions is None else None
         if guess is not None:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
@@ -116,7 +116,7 @@ class Parser:
         changed: ChangedFiles,
         request_versions: tuple[str, str] | None,
         guess: FastPath | None,
-        scanned: bool | None,
+        scanned: int | None,
     ) -> ParseOutcome:
         """``parse`` once the guessed fast path (if any) has declined."""
         fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
@@ -129,7 +129,8 @@ class Parser:
                     if guess is not None:
                         self._guess = fast
                     return outcome
-            typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, scanned)
+            verdict = fast.verdict(raw, scanned)
+            typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
             if typed_document is not None:
                 return self._validator.validate(typed_document, changed, request_versions)
         text = decode_text(raw)
@@ -148,7 +149,7 @@ class Parser:
             document = with_duplicates(document, self.contract.items)
         return self._validator.validate(document, changed, request_versions)
 
-    def _refusal(self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, scanned: bool | None) -> ParseOutcome:
+    def _refusal(self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, scanned: int | None) -> ParseOutcome:
         """A response the guessed fast path read whole and clean, but declined for its declared versions alone.
 
         When the diagnostic path rejects such a response for an incompatible version, that rejection depends on
@@ -191,7 +192,9 @@ class Parser:
         outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
         if outcome is not None:
             return outcome.mark_extracted()
-        typed_document = read_itemwise(fast, span, self._limits.max_depth, request_versions, scanned)
+        typed_document = read_itemwise(
+            fast, span, self._limits.max_depth, request_versions, fast.verdict(span, scanned)
+        )
         if typed_document is None:
             return None
         typed_document.extracted = True

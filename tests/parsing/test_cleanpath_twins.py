@@ -3,6 +3,7 @@ paths, and the placement check's string and line comparisons."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from promptops import ChangedFiles
 from promptops.parsing import reconcile
+from promptops.parsing.typed import UNSET
 
 _SLOTS = ("paths", "listed", "listed_plain", "normal", "normal_plain")
 _PIECES = ["a", "b.py", ".", "..", "", ".git", "x.", "/", "\\", "c\\d", "é", "./", "//", "/abs", "a/../b", "\u2028"]
@@ -130,3 +132,107 @@ def test_native_span_end_matches_its_twin_for_every_kind(text: str, start: int) 
     for variant in (text, text.replace("é", "e").replace("\u0100", "a").replace("\U0001f600", "b")):
         if start < len(variant) and variant[start] in "{[":
             assert native_span_end(variant, start) == _span_end(variant, start), (variant, start)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(alphabet=' a:\\"é\u2028\t', max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.lists(st.tuples(st.text(alphabet=' b:é\\"', max_size=3), inner), max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _members_and_edges(value: Any) -> tuple[int, bool]:
+    """Object members at any depth, and whether some string (key or value) has whitespace at an edge."""
+    if isinstance(value, str):
+        return 0, value.strip() != value
+    if isinstance(value, list) and all(isinstance(p, tuple) for p in value) and value:  # an object, as pairs
+        total, edgy = len(value), False
+        for key, member in value:
+            count, inner = _members_and_edges(member)
+            total, edgy = total + count, edgy or inner or key.strip() != key
+        return total, edgy
+    if isinstance(value, list):
+        results = [_members_and_edges(v) for v in value]
+        return sum(r[0] for r in results), any(r[1] for r in results)
+    return 0, False
+
+
+def _dump(value: Any, indent: int | None, ascii_only: bool) -> str:
+    if isinstance(value, list) and all(isinstance(p, tuple) for p in value) and value:
+        sep = ",\n" if indent else ", "
+        inner = sep.join(f"{json.dumps(k, ensure_ascii=ascii_only)}: {_dump(v, indent, ascii_only)}" for k, v in value)
+        return "{" + inner + "}"  # keys may repeat: written as pairs
+    if isinstance(value, list):
+        return "[" + ", ".join(_dump(v, indent, ascii_only) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+@settings(max_examples=1500, deadline=None)
+@given(_JSON, st.sampled_from([None, 2]), st.booleans())
+def test_native_members_counts_members_or_finds_edges(value: Any, indent: int | None, ascii_only: bool) -> None:
+    from promptops.parsing.scan import native, native_members
+
+    assert native_members is not None and native is not None
+    text = _dump(value, indent, ascii_only)
+    members, edgy = _members_and_edges(value)
+    for data in (text, text.encode()):
+        assert native_members(data) == (-1 if edgy else members), text
+        if native(data):  # the full gate passes only where the count does
+            assert native_members(data) == members
+
+
+def _finding(index: int, **extra: Any) -> dict[str, Any]:
+    item = {"id": f"F{index}", "severity": "low", "category": "test", "title": "t", "file": "a.py", "line": 3}
+    return item | {"message": "m"} | extra
+
+
+_RESPONSES = [
+    {"schema_version": "1.0", "prompt_version": "1.0.0", "findings": []},
+    {"schema_version": "1.0", "prompt_version": "1.0.0", "findings": [_finding(1), _finding(2, end_line=4)]},
+    {"schema_version": "1.0", "prompt_version": "1.0.0", "summary": "s", "findings": [_finding(1)], "meta": {}},
+    {
+        "schema_version": "1.0",
+        "prompt_version": "1.0.0",
+        "findings": [_finding(1, suggestion=None)],
+        "meta": {"a": {"b": [1, {"c": {}}]}, "d": [[{"e": 1, "f": 2}]]},
+    },
+]
+
+
+def _repeat_first_key(text: str, key: str) -> str:
+    return text.replace(f'"{key}": ', f'"{key}": "x", "{key}": ', 1)
+
+
+@pytest.mark.parametrize("body", _RESPONSES)
+def test_the_count_gate_reads_like_the_diagnostic_path(body: dict[str, Any]) -> None:
+    """Repeated keys at every depth, escaped spellings of keys, colons in strings: the fast path's member
+    count must decline exactly where the outcome would differ."""
+    from promptops import Parser, load_contract
+    from promptops.parsing.scan import native_decoded_members
+    from tests.parsing.invariants import _summary
+    from tests.parsing.test_speedup_twins import ROOT, _typed
+
+    contract = load_contract(ROOT, "review-result")
+    parsers = [Parser(contract), Parser(contract, speedups=False)]
+    slow = Parser(contract, fast_path=False)
+    changed = ChangedFiles(["a.py"])
+    text = json.dumps(body)
+    variants = [text, json.dumps(body, indent=2), text.replace('"title": "t"', '"title": "a: b"')]
+    variants += [_repeat_first_key(text, key) for key in ("summary", "id", "title", "a", "e", "c", "meta")]
+    variants += [text.replace('"file"', '"\\u0066ile"'), text.replace('"a"', '"\\u0061"', 1)]
+    variants += [text.replace('"file": "a.py"', '"file": "a.py", "file": "a.py"')]
+    variants += [text.replace('{"e": 1', '{"e": 1, "e": 1')]
+    typed = _typed()
+    for variant in variants:
+        expected = _summary(slow.parse(variant, changed))
+        for parser in parsers:
+            assert _summary(parser.parse(variant, changed)) == expected, variant
+        try:
+            obj = typed.decode_response(variant)
+        except Exception:
+            continue
+        if native_decoded_members is not None:
+            assert native_decoded_members(obj, *typed.member_slots, UNSET) == typed.members(obj)
