@@ -40,6 +40,8 @@ _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
 UNREAD: Any = object()  # Document.value of an extracted span not decoded yet (see read_span)
 _DEEP: Any = object()
+_UNDECODED: Any = object()  # values: strict JSON, not decoded yet
+_TRAILING = "JSON is malformed: trailing characters"  # msgspec's complaint about a value followed by more
 
 
 @dataclass(frozen=True)
@@ -129,13 +131,19 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, er
             # The one candidate: whether it is strict JSON is asked when it is read (read_span), after the
             # typed readers had a go at it (they only take strict JSON).
             return Document(UNREAD, extracted=True, span=text[start:end], span_error=error)
+    # A whole text that is one object followed by more is strict JSON up to the end of that object: its first
+    # span is a candidate, decoded only if it turns out to be the only one.
+    leading = text is original and error.startswith(_TRAILING) and spans and spans[0][0] == 0
     complete: list[tuple[int, int, Any]] = []
     for start, end in spans:
-        value = _BAD if (start, end) == whole else _decode(text[start:end])
+        value = _BAD if (start, end) == whole else _UNDECODED if leading and start == 0 else _decode(text[start:end])
         if value is _DEEP:
             return _too_deep(max_depth)
         if value is not _BAD:
             complete.append((start, end, value))
+    if len(complete) == 1 and complete[0][2] is _UNDECODED:
+        start, end, _ = complete[0]
+        complete[0] = (start, end, _decode(text[start:end]))
     if len(complete) > 1 or (complete and cut_start is not None):
         starts = ", ".join(str(s) for s, _, _ in complete) + (
             f", {cut_start} (cut off)" if cut_start is not None else ""

@@ -51,3 +51,24 @@ def test_a_broken_wrapped_object_is_invalid_json_with_the_whole_texts_error(cont
     outcome = Parser(contract).parse(text, CHANGED)
     assert outcome.reason == Code.INVALID_JSON
     assert outcome.diagnostics[0].message.startswith("response is not valid JSON: JSON is malformed")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps(response()) + "\n" + json.dumps(response()),
+        json.dumps(response()) + "\n" + json.dumps(response())[:-1] + ",}",
+        json.dumps(response()) + ' {"a": [1, 2',
+        json.dumps(response()) + " and {not json}",
+        json.dumps(response()) + "\n```",
+        json.dumps(response(meta=_deep(8))) + " {}",
+        '{"a": 1,} ' + json.dumps(response()),
+    ],
+)
+def test_an_object_followed_by_more_reads_alike_on_every_path(contract: Contract, text: str) -> None:
+    policy = contract.default_policy
+    for limits in (Limits(max_depth=6), policy.limits):
+        limited = type(policy)(policy.schema_floor, policy.prompt_version, limits=limits)
+        slow = _summary(Parser(contract, limited, fast_path=False).parse(text, CHANGED))
+        for parser in (Parser(contract, limited), Parser(contract, limited, speedups=False)):
+            assert _summary(parser.parse(text, CHANGED)) == slow
