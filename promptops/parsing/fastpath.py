@@ -34,6 +34,7 @@ from promptops.parsing.versions import VersionGate
 from promptops.versioning import PromptVersion, SchemaVersion
 
 _VERSION_CACHE_LIMIT = 4096
+_TRUNCATED = "Input data was truncated"  # msgspec's complaint about a text that ends inside a value
 Validate = Callable[[Document, ChangedFiles, "tuple[str, str] | None"], ParseOutcome]
 
 
@@ -55,6 +56,8 @@ class FastPath:
         # Set by ``parse`` when it declines for the declared versions alone (a clean scan, a whole typed
         # decoding, versions from the text, not the request): those versions; else None.
         self.refused: tuple[Any, Any] | None = None
+        # Set by ``parse`` when the text ends inside a value (msgspec: truncated): no typed reader can take it.
+        self.cut_short = False
 
     def scan(self, data: bytes | str) -> int | None:
         """The C scanner's count of the raw text: its colons outside strings, -1 when a string has whitespace at
@@ -81,12 +84,14 @@ class FastPath:
     ) -> ParseOutcome | None:
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
         self.refused = None
+        self.cut_short = False
         if scanned is not None and scanned < 0:
             return None
         typed = self.typed
         try:
             obj = typed.decode_response(data)
-        except DECODE_ERRORS:
+        except DECODE_ERRORS as exc:
+            self.cut_short = type(exc) is msgspec.DecodeError and str(exc) == _TRUNCATED
             return None
         if request_versions is None:
             assert typed.versions is not None  # contracts without version fields always pass request versions

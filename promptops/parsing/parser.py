@@ -129,10 +129,12 @@ class Parser:
                     if guess is not None:
                         self._guess = fast
                     return outcome
-            verdict = fast.verdict(raw, scanned)
-            typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
-            if typed_document is not None:
-                return self._validator.validate(typed_document, changed, request_versions)
+            # A text cut short is no envelope either: only the generic reader can salvage it.
+            if not fast.cut_short:
+                verdict = fast.verdict(raw, scanned)
+                typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
+                if typed_document is not None:
+                    return self._validator.validate(typed_document, changed, request_versions)
         text = decode_text(raw)
         if isinstance(text, Rejection):
             return _rejected(text)
