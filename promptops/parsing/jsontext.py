@@ -23,6 +23,7 @@ import msgspec
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
 from promptops.parsing.scan import native, native_span_end
+from promptops.parsing.thinking import drop_thinking
 
 _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -30,7 +31,6 @@ _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true
 _SCALAR_PREFIX = re.compile(
     r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z|t(?:r(?:ue?)?)?\Z|f(?:a(?:l(?:se?)?)?)?\Z|n(?:u(?:ll?)?)?\Z"
 )
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
 _WS_RUN = re.compile(r"[ \t\n\r]*")
@@ -109,7 +109,7 @@ def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool
 
 def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, error: str) -> Document | Rejection:
     """``error`` is the strict decoder's complaint about the whole of ``original``."""
-    text = _drop_thinking(original)
+    text = drop_thinking(original)
     wrapper_removed = text != original
     spans: list[tuple[int, int]] = []
     cut_start: int | None = None
@@ -159,19 +159,6 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, er
         extracted = wrapper_removed or bool(text[:cut_start].strip())
         return _salvage(text, cut_start, items_field, max_depth, extracted, ends)
     return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
-
-
-def _drop_thinking(text: str) -> str:
-    if "<" not in text:
-        return text  # no tag at all: spare the three passes below
-    text = _THINK_BLOCK.sub("", text)
-    opened = text.lower().find("<think>")
-    if opened >= 0:  # cut off while thinking: nothing after the tag is an answer
-        text = text[:opened]
-    closed = text.lower().rfind("</think>")
-    if closed >= 0:  # some APIs strip the opening tag and leave the reasoning before a bare closing tag
-        text = text[closed + len("</think>") :]
-    return text
 
 
 def _salvage(

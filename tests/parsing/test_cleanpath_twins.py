@@ -236,3 +236,12 @@ def test_the_count_gate_reads_like_the_diagnostic_path(body: dict[str, Any]) -> 
             continue
         if native_decoded_members is not None:
             assert native_decoded_members(obj, *typed.member_slots, UNSET) == typed.members(obj)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["<think>", "</think>", "<THINK>", "</Think>", "<thi", "nk>", "<", "a", "{}", "\n"])))
+def test_dropping_think_blocks_in_ascii_matches_the_regex(parts: list[str]) -> None:
+    from promptops.parsing.thinking import drop_thinking_ascii, drop_thinking_re
+
+    text = "".join(parts)
+    assert drop_thinking_ascii(text) == drop_thinking_re(text), text
