@@ -35,6 +35,7 @@ from promptops.versioning import PromptVersion, SchemaVersion
 
 _VERSION_CACHE_LIMIT = 4096
 _TRUNCATED = "Input data was truncated"  # msgspec's complaint about a text that ends inside a value
+_TRAILING = "JSON is malformed: trailing characters"  # and about a value followed by more
 Validate = Callable[[Document, ChangedFiles, "tuple[str, str] | None"], ParseOutcome]
 
 
@@ -56,8 +57,9 @@ class FastPath:
         # Set by ``parse`` when it declines for the declared versions alone (a clean scan, a whole typed
         # decoding, versions from the text, not the request): those versions; else None.
         self.refused: tuple[Any, Any] | None = None
-        # Set by ``parse`` when the text ends inside a value (msgspec: truncated): no typed reader can take it.
-        self.cut_short = False
+        # Set by ``parse`` when the text is not one JSON value (msgspec: it ends inside one, or goes on after
+        # one): no typed reader can take it, the envelope reader included.
+        self.not_one_value = False
 
     def scan(self, data: bytes | str) -> int | None:
         """The C scanner's count of the raw text: its colons outside strings, -1 when a string has whitespace at
@@ -84,14 +86,16 @@ class FastPath:
     ) -> ParseOutcome | None:
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
         self.refused = None
-        self.cut_short = False
+        self.not_one_value = False
         if scanned is not None and scanned < 0:
             return None
         typed = self.typed
         try:
             obj = typed.decode_response(data)
         except DECODE_ERRORS as exc:
-            self.cut_short = type(exc) is msgspec.DecodeError and str(exc) == _TRUNCATED
+            if type(exc) is msgspec.DecodeError:
+                message = str(exc)
+                self.not_one_value = message == _TRUNCATED or message.startswith(_TRAILING)
             return None
         if request_versions is None:
             assert typed.versions is not None  # contracts without version fields always pass request versions

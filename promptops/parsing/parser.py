@@ -129,8 +129,8 @@ class Parser:
                     if guess is not None:
                         self._guess = fast
                     return outcome
-            # A text cut short is no envelope either: only the generic reader can salvage it.
-            if not fast.cut_short:
+            # A text that is not one JSON value is no envelope either: only the generic reader can take it.
+            if not fast.not_one_value:
                 verdict = fast.verdict(raw, scanned)
                 typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
                 if typed_document is not None:

@@ -63,6 +63,8 @@ def test_a_broken_wrapped_object_is_invalid_json_with_the_whole_texts_error(cont
         json.dumps(response()) + "\n```",
         json.dumps(response(meta=_deep(8))) + " {}",
         '{"a": 1,} ' + json.dumps(response()),
+        json.dumps(response([finding(1, severity="High")])) + " trailing words",
+        json.dumps(response([finding(1, severity="High")]))[:-40],
     ],
 )
 def test_an_object_followed_by_more_reads_alike_on_every_path(contract: Contract, text: str) -> None:
