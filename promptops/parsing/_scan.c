@@ -119,8 +119,6 @@ ends_with_space_utf8(const unsigned char *start, const unsigned char *q)
     return p + len == q && is_space_cp(cp);
 }
 
-
-
 /* Masks of one 64-byte block: bit i stands for base[i]. */
 typedef struct {
     unsigned long long quote, backslash, bracket;
@@ -430,10 +428,7 @@ scan_text(const unsigned char *data, Py_ssize_t size, int count)
 }
 
 static int
-scan(const unsigned char *data, Py_ssize_t size)
-{
-    return scan_text(data, size, 0) == 1;
-}
+scan(const unsigned char *data, Py_ssize_t size) { return scan_text(data, size, 0) == 1; }
 
 /* members(data) -> int: the number of colons outside strings in the JSON text `data` (one per object member
  * when `data` is valid JSON), or -1 when some string starts or ends with whitespace (as for `clean`). */
