@@ -21,13 +21,27 @@
 
 #define LINEAR_MAX 32 /* up to this many entries, comparing strings beats hashing fresh ones */
 
-/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. */
+/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. Lengths, kinds, hashes
+ * when both are known, and the last character (where paths and ids usually differ) settle most unequal pairs
+ * without a memcmp call. */
 static inline int
 same_str(PyObject *a, PyObject *b)
 {
     Py_ssize_t len = PyUnicode_GET_LENGTH(a);
-    return a == b || (PyUnicode_GET_LENGTH(b) == len && PyUnicode_KIND(a) == PyUnicode_KIND(b) &&
-                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)len * PyUnicode_KIND(a)) == 0);
+    if (a == b)
+        return 1;
+    if (PyUnicode_GET_LENGTH(b) != len || PyUnicode_KIND(a) != PyUnicode_KIND(b))
+        return 0;
+    Py_hash_t ha = ((PyASCIIObject *)a)->hash, hb = ((PyASCIIObject *)b)->hash;
+    if (ha != -1 && hb != -1 && ha != hb)
+        return 0;
+    int kind = PyUnicode_KIND(a);
+    const void *da = PyUnicode_DATA(a), *db = PyUnicode_DATA(b);
+    if (len == 0)
+        return 1;
+    if (PyUnicode_READ(kind, da, len - 1) != PyUnicode_READ(kind, db, len - 1))
+        return 0;
+    return memcmp(da, db, (size_t)len * kind) == 0;
 }
 
 static inline int
@@ -90,6 +104,23 @@ ids_repeat(PyObject *ids[], Py_ssize_t n)
     return repeat;
 }
 
+/* last < first (PyObject_RichCompareBool), with exact ints of one digit compared in place. */
+static inline int
+small_ints_less(PyObject *last, PyObject *first)
+{
+#if PY_VERSION_HEX < 0x030C0000 /* the digit layout of 3.11 */
+    if (PyLong_CheckExact(last) && PyLong_CheckExact(first)) {
+        Py_ssize_t a = Py_SIZE(last), b = Py_SIZE(first);
+        if (a >= -1 && a <= 1 && b >= -1 && b <= 1) {
+            long x = a * (long)((PyLongObject *)last)->ob_digit[0];
+            long y = b * (long)((PyLongObject *)first)->ob_digit[0];
+            return x < y;
+        }
+    }
+#endif
+    return PyObject_RichCompareBool(last, first, Py_LT);
+}
+
 /* A field of a typed finding, given as its name or as the member descriptor of its slot: a slot read when the
  * descriptor describes an object slot of the item's type (what msgspec Structs use), else an attribute lookup.
  * New reference; NULL with an exception set. */
@@ -132,12 +163,54 @@ item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *
     int placed = 1;
     if (last != unset) {
         PyObject *first = field_of(item, line);
-        int before = first == NULL ? -1 : PyObject_RichCompareBool(last, first, Py_LT);
+        int before = first == NULL ? -1 : small_ints_less(last, first);
         Py_XDECREF(first);
         placed = before < 0 ? -1 : !before;
     }
     Py_DECREF(last);
     return placed;
+}
+
+/* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
+ * findings (TypedShape.placed is the reference). Fields (see field_of) may be None; `listed` holds the normal
+ * changed files. 1 when some finding names a path not listed or has end_line < line (UNSET members are
+ * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
+/* The verdict of placed (0, 1 or 2) on `items`, with fields[0..3] the path, line, end_line and id fields;
+ * -1 with an exception set. */
+static int
+placed_verdict(PyObject *items, PyObject *const *fields, PyObject *listed, PyObject *unset)
+{
+    PyObject *ident = fields[3], *set = NULL;
+    int verdict = 0;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    for (Py_ssize_t i = 0; i < n && verdict == 0; i++) {
+        int ok = item_placed(PyList_GET_ITEM(items, i), fields, listed, unset, &set);
+        if (ok < 0) {
+            Py_XDECREF(set);
+            return -1;
+        }
+        verdict = !ok;
+    }
+    Py_XDECREF(set);
+    if (verdict != 0 || ident == Py_None || n < 2)
+        return verdict;
+    PyObject *small[16], **ids = n <= 16 ? small : PyMem_New(PyObject *, (size_t)n);
+    if (ids == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t got = 0;
+    int repeat = -1;
+    for (; got < n; got++)
+        if ((ids[got] = field_of(PyList_GET_ITEM(items, got), ident)) == NULL)
+            break;
+    if (got == n)
+        repeat = ids_repeat(ids, n);
+    for (Py_ssize_t i = 0; i < got; i++)
+        Py_DECREF(ids[i]);
+    if (ids != small)
+        PyMem_Free(ids);
+    return repeat < 0 ? -1 : (repeat ? 2 : 0);
 }
 
 /* placed(items, path, line, end_line, ident, listed, unset) -> int: the typed fast path's checks on decoded
@@ -151,35 +224,8 @@ placed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "placed(items: list, path, line, end_line, ident, listed: tuple, unset)");
         return NULL;
     }
-    PyObject *items = args[0], *ident = args[4], *listed = args[5], *unset = args[6], *set = NULL;
-    int verdict = 0;
-    Py_ssize_t n = PyList_GET_SIZE(items);
-    for (Py_ssize_t i = 0; i < n && verdict == 0; i++) {
-        int ok = item_placed(PyList_GET_ITEM(items, i), args + 1, listed, unset, &set);
-        if (ok < 0) {
-            Py_XDECREF(set);
-            return NULL;
-        }
-        verdict = !ok;
-    }
-    Py_XDECREF(set);
-    if (verdict != 0 || ident == Py_None || n < 2)
-        return PyLong_FromLong(verdict);
-    PyObject *small[16], **ids = n <= 16 ? small : PyMem_New(PyObject *, (size_t)n);
-    if (ids == NULL)
-        return PyErr_NoMemory();
-    Py_ssize_t got = 0;
-    int repeat = -1;
-    for (; got < n; got++)
-        if ((ids[got] = field_of(PyList_GET_ITEM(items, got), ident)) == NULL)
-            break;
-    if (got == n)
-        repeat = ids_repeat(ids, n);
-    for (Py_ssize_t i = 0; i < got; i++)
-        Py_DECREF(ids[i]);
-    if (ids != small)
-        PyMem_Free(ids);
-    return repeat < 0 ? NULL : PyLong_FromLong(repeat ? 2 : 0);
+    int verdict = placed_verdict(args[0], args + 1, args[5], args[6]);
+    return verdict < 0 ? NULL : PyLong_FromLong(verdict);
 }
 
 /* marks(items, item_type, path, line, end_line, ident, listed, unset) -> list: for each finding that is an
@@ -226,7 +272,159 @@ error:
     return NULL;
 }
 
+/* The members a decoded value holds (object members at any depth; see decoded_members). -1 on error. */
+static Py_ssize_t
+members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset);
+
+/* Members of a typed Struct: one per slot in `slots` that is set, plus those nested in its values. Object slots
+ * of the Struct's own type are read in place (borrowed); anything else goes through field_of. */
+static Py_ssize_t
+struct_members(PyObject *obj, PyObject *slots, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset)
+{
+    Py_ssize_t total = 0, n = PyTuple_GET_SIZE(slots);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *field = PyTuple_GET_ITEM(slots, i), *value = NULL, *owned = NULL;
+        if (Py_IS_TYPE(field, &PyMemberDescr_Type)) {
+            PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
+            PyMemberDef *member = descr->d_member;
+            if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) && Py_IS_TYPE(obj, descr->d_common.d_type))
+                value = *(PyObject **)((char *)obj + member->offset);
+        }
+        if (value == NULL && (value = owned = field_of(obj, field)) == NULL)
+            return -1;
+        if (value != unset) {
+            total++;
+            PyTypeObject *type = Py_TYPE(value);
+            if (type == item_type || type == &PyList_Type || type == &PyDict_Type) {
+                Py_ssize_t inner = members_in(value, item_type, item_slots, unset);
+                if (inner < 0) {
+                    Py_XDECREF(owned);
+                    return -1;
+                }
+                total += inner;
+            }
+        }
+        Py_XDECREF(owned);
+    }
+    return total;
+}
+
+static Py_ssize_t
+members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset)
+{
+    if (Py_IS_TYPE(value, item_type))
+        return struct_members(value, item_slots, item_type, item_slots, unset);
+    int is_list = PyList_CheckExact(value), is_dict = !is_list && PyDict_CheckExact(value);
+    if (!is_list && !is_dict)
+        return 0;
+    if (Py_EnterRecursiveCall(" counting members"))
+        return -1;
+    Py_ssize_t total = 0;
+    if (is_list) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value) && total >= 0; i++) {
+            Py_ssize_t inner = members_in(PyList_GET_ITEM(value, i), item_type, item_slots, unset);
+            total = inner < 0 ? -1 : total + inner;
+        }
+    }
+    else {
+        PyObject *key, *member;
+        Py_ssize_t pos = 0;
+        total = PyDict_GET_SIZE(value);
+        while (total >= 0 && PyDict_Next(value, &pos, &key, &member)) {
+            Py_ssize_t inner = members_in(member, item_type, item_slots, unset);
+            total = inner < 0 ? -1 : total + inner;
+        }
+    }
+    Py_LeaveRecursiveCall();
+    return total;
+}
+
+/* decoded_members(obj, slots, item_type, item_slots, unset) -> int: the object members of a decoded typed
+ * response: its set fields (given by slot descriptor or name), those of its findings (item_type Structs, by
+ * item_slots), and the members of any dict at any depth. Equal to the colons outside strings of the text it
+ * was decoded from exactly when no object of that text repeats a key (TypedShape.members is the reference);
+ * -1 when it cannot tell. */
+static PyObject *
+decoded_members(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[1]) || !PyType_Check(args[2]) || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "decoded_members(obj, slots: tuple, item_type, item_slots: tuple, unset)");
+        return NULL;
+    }
+    Py_ssize_t total = struct_members(args[0], args[1], (PyTypeObject *)args[2], args[3], args[4]);
+    if (total < 0)
+        PyErr_Clear(); /* too deep to count, say: -1 never matches a count, so the caller declines */
+    return PyLong_FromSsize_t(total);
+}
+
+/* checked(plan, obj, items, listed, count) -> int: decoded_members and placed in one call, for the fast path:
+ * -1 when the decoded response `obj` does not hold `count` members, else the verdict of placed on `items`.
+ * plan = (slots, item_type, item_slots, path, line, end_line, ident, unset), built once (TypedShape.plan). */
+static PyObject *
+checked(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 8 || !PyList_Check(args[2]) ||
+        !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "checked(plan: tuple, obj, items: list, listed: tuple, count: int)");
+        return NULL;
+    }
+    PyObject *const *plan = &PyTuple_GET_ITEM(args[0], 0);
+    if (!PyTuple_Check(plan[0]) || !PyType_Check(plan[1]) || !PyTuple_Check(plan[2])) {
+        PyErr_SetString(PyExc_TypeError, "checked: plan = (slots, item_type, item_slots, path, line, end, ident, unset)");
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[4]);
+    if (count == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t total = struct_members(args[1], plan[0], (PyTypeObject *)plan[1], plan[2], plan[7]);
+    if (total < 0)
+        PyErr_Clear();
+    if (total != count)
+        return PyLong_FromLong(-1);
+    int verdict = placed_verdict(args[2], plan + 3, args[3], plan[7]);
+    return verdict < 0 ? NULL : PyLong_FromLong(verdict);
+}
+
+/* plain_paths(paths: tuple) -> bool: True when `paths` is not empty and every entry is an exact str that
+ * ChangedFiles may keep as written: not empty, no leading "/" or ".", no trailing "/", no "//" or "/." inside,
+ * no backslash (reconcile.ChangedFiles holds the reference, the join-and-search test). */
+static PyObject *
+plain_paths(PyObject *module, PyObject *paths)
+{
+    if (!PyTuple_Check(paths)) {
+        PyErr_SetString(PyExc_TypeError, "plain_paths(paths: tuple)");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(paths);
+    if (n == 0)
+        Py_RETURN_FALSE;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *path = PyTuple_GET_ITEM(paths, i);
+        if (!plain_str(path))
+            Py_RETURN_FALSE;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(path);
+        int kind = PyUnicode_KIND(path);
+        const void *data = PyUnicode_DATA(path);
+        if (len == 0 || PyUnicode_READ(kind, data, 0) == '/' || PyUnicode_READ(kind, data, 0) == '.' ||
+            PyUnicode_READ(kind, data, len - 1) == '/')
+            Py_RETURN_FALSE;
+        Py_UCS4 previous = 0;
+        for (Py_ssize_t j = 0; j < len; j++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, j);
+            if (c == '\\' || (previous == '/' && (c == '/' || c == '.')))
+                Py_RETURN_FALSE;
+            previous = c;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
+    {"decoded_members", (PyCFunction)(void (*)(void))decoded_members, METH_FASTCALL,
+     "Object members of a decoded typed response, at any depth."},
+    {"checked", (PyCFunction)(void (*)(void))checked, METH_FASTCALL,
+     "-1 when the decoded response does not hold `count` members, else placed's verdict on its findings."},
+    {"plain_paths", plain_paths, METH_O, "Every path is a str ChangedFiles keeps as written (quick check)."},
     {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
      "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
     {"marks", (PyCFunction)(void (*)(void))marks, METH_FASTCALL,

@@ -4,6 +4,8 @@
  * a character Python's str.strip() would remove, and no object repeats a key. It is a conservative gate:
  * False means "let the diagnostic path look", never "invalid", so anything unusual (escaped keys, very deep
  * or very wide objects, malformed text) answers False. One pass, no allocation.
+ * members(data) -> int: the same edge checks, without the key bookkeeping: the number of colons outside strings
+ * (the typed fast path compares it with the members it decoded), or -1.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -116,8 +118,6 @@ ends_with_space_utf8(const unsigned char *start, const unsigned char *q)
     unsigned long cp = utf8_at(p, q, &len);
     return p + len == q && is_space_cp(cp);
 }
-
-
 
 /* Masks of one 64-byte block: bit i stands for base[i]. */
 typedef struct {
@@ -303,9 +303,11 @@ note_bracket(unsigned char c, Frame *frames, int *depth, int *nkeys)
 /* One pass over 64-byte blocks: vector compares give the quotes, backslashes and brackets of a block as bit
  * masks, and a prefix XOR of the unescaped quotes tells which bytes sit inside strings. A block without
  * backslashes whose string edges are all printable ASCII (masks tell) visits only brackets and the closing
- * quotes that may end a key; any other block visits every quote and checks its edges one by one. */
-static int
-scan(const unsigned char *data, Py_ssize_t size)
+ * quotes that may end a key; any other block visits every quote and checks its edges one by one.
+ * -1 rejects. `count` (a constant where inlined) skips keys and brackets, and answers the number of colons
+ * outside strings instead of 1 (members). */
+static ALWAYS_INLINE Py_ssize_t
+scan_text(const unsigned char *data, Py_ssize_t size, int count)
 {
     const unsigned char *end = data + size;
     Frame frames[MAX_DEPTH];
@@ -315,6 +317,7 @@ scan(const unsigned char *data, Py_ssize_t size)
     unsigned long long inside = 0;    /* all ones when the previous block ended inside a string */
     const unsigned char *last_backslash = NULL; /* the last one in earlier blocks */
     const unsigned char *start = data;          /* content of the string being read */
+    Py_ssize_t colons = 0;                      /* count mode: colons outside strings */
 
     for (const unsigned char *base = data; base < end; base += 64) {
         Block block;
@@ -338,6 +341,15 @@ scan(const unsigned char *data, Py_ssize_t size)
                 ((closing & 1) && base > data && !plain_edge(base[-1])))
                 quick = 0;
         }
+        if (count) {
+            for (unsigned long long c = block.colon & ~in_string; c; c &= c - 1)
+                colons++;
+        }
+        if (quick && count) {
+            if (opening)
+                start = base + (63 - __builtin_clzll(opening)) + 1;
+            continue;
+        }
         if (quick) {
             unsigned long long keyish = closing & ((block.colon >> 1) | (block.low >> 1) | (1ull << 63));
             unsigned long long events = keyish | (block.bracket & ~in_string);
@@ -349,16 +361,16 @@ scan(const unsigned char *data, Py_ssize_t size)
                     unsigned long long before = opening & ((1ull << k) - 1);
                     const unsigned char *from = before ? base + (63 - __builtin_clzll(before)) + 1 : start;
                     if (note_key(from, p, end, 0, frames, depth, keys, &nkeys) < 0)
-                        return 0;
+                        return -1;
                 }
                 else if (!note_bracket(*p, frames, &depth, &nkeys))
-                    return 0;
+                    return -1;
             }
             if (opening)
                 start = base + (63 - __builtin_clzll(opening)) + 1;
             continue;
         }
-        unsigned long long events = quote | (block.bracket & ~in_string);
+        unsigned long long events = count ? quote : quote | (block.bracket & ~in_string);
         while (events) {
             int k = __builtin_ctzll(events);
             events &= events - 1;
@@ -369,15 +381,15 @@ scan(const unsigned char *data, Py_ssize_t size)
                     if (start < end && !plain_edge(*start)) {
                         if (*start == '\\') {
                             if (escape_is_space(start, end) != 0)
-                                return 0;
+                                return -1;
                         }
                         else if (*start >= 0x80) {
                             int len;
                             if (is_space_cp(utf8_at(start, end, &len)))
-                                return 0;
+                                return -1;
                         }
                         else if (*start <= ' ')
-                            return 0;
+                            return -1;
                     }
                     continue;
                 }
@@ -391,26 +403,55 @@ scan(const unsigned char *data, Py_ssize_t size)
                 if (p > start && (escapes || !plain_edge(p[-1]))) {
                     if (escapes) {
                         if (escaped_end_is_space(start, p) != 0)
-                            return 0;
+                            return -1;
                     }
                     else if (p[-1] >= 0x80) {
                         if (ends_with_space_utf8(start, p))
-                            return 0;
+                            return -1;
                     }
                     else if (p[-1] <= ' ')
-                        return 0;
+                        return -1;
                 }
-                if (note_key(start, p, end, escapes, frames, depth, keys, &nkeys) < 0)
-                    return 0;
+                if (!count && note_key(start, p, end, escapes, frames, depth, keys, &nkeys) < 0)
+                    return -1;
                 continue;
             }
             if (!note_bracket(*p, frames, &depth, &nkeys))
-                return 0;
+                return -1;
         }
         if (block.backslash)
             last_backslash = base + (63 - __builtin_clzll(block.backslash));
     }
+    if (count)
+        return inside ? -1 : colons;
     return depth == 0 && !inside;
+}
+
+static int
+scan(const unsigned char *data, Py_ssize_t size) { return scan_text(data, size, 0) == 1; }
+
+/* members(data) -> int: the number of colons outside strings in the JSON text `data` (one per object member
+ * when `data` is valid JSON), or -1 when some string starts or ends with whitespace (as for `clean`). */
+static PyObject *
+members(PyObject *module, PyObject *arg)
+{
+    const char *data;
+    Py_ssize_t size;
+    if (PyBytes_Check(arg)) {
+        data = PyBytes_AS_STRING(arg);
+        size = PyBytes_GET_SIZE(arg);
+    }
+    else if (PyUnicode_Check(arg)) {
+        if ((data = PyUnicode_AsUTF8AndSize(arg, &size)) == NULL) {
+            PyErr_Clear();
+            return PyLong_FromLong(-1);
+        }
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "members(data: bytes | str)");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(scan_text((const unsigned char *)data, size, 1));
 }
 
 static PyObject *
@@ -441,52 +482,10 @@ clean(PyObject *module, PyObject *arg)
     return PyBool_FromLong(scan((const unsigned char *)data, size));
 }
 
-/* span_end(text, start) -> int: index just after the bracket that closes the object or array opened at
- * text[start], skipping strings; -1 when the text ends first. Brackets are matched by depth only: whether
- * the span is valid JSON is for the strict decoder to say. */
-static PyObject *
-span_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2 || !PyUnicode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "span_end(text: str, start: int)");
-        return NULL;
-    }
-    PyObject *text = args[0];
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    if (start == -1 && PyErr_Occurred())
-        return NULL;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t depth = 0;
-    for (Py_ssize_t i = start; i < length; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c == '"') {
-            for (i++; i < length; i++) {
-                Py_UCS4 d = PyUnicode_READ(kind, data, i);
-                if (d == '\\')
-                    i++;
-                else if (d == '"')
-                    break;
-            }
-            if (i >= length)
-                return PyLong_FromSsize_t(-1);
-        }
-        else if (c == '{' || c == '[')
-            depth++;
-        else if (c == '}' || c == ']') {
-            if (--depth == 0)
-                return PyLong_FromSsize_t(i + 1);
-        }
-    }
-    return PyLong_FromSsize_t(-1);
-}
-
 static PyMethodDef methods[] = {
+    {"members", members, METH_O, "Colons outside strings, or -1 when a string has whitespace at an edge."},
     {"clean", clean, METH_O,
      "True when no JSON string starts or ends with whitespace and no object repeats a key (conservative)."},
-    {"span_end", (PyCFunction)(void (*)(void))span_end, METH_FASTCALL,
-     "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
     {NULL, NULL, 0, NULL},
 };
 

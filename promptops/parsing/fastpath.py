@@ -20,12 +20,22 @@ from promptops.errors import VersionError
 from promptops.parsing.diagnostics import ParseOutcome
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.scan import native, native_placed, python_clean, strings_clean
+from promptops.parsing.scan import (
+    native,
+    native_checked,
+    native_count,
+    native_decoded_members,
+    native_placed,
+    python_clean,
+    strings_clean,
+)
 from promptops.parsing.typed import DECODE_ERRORS, PLACE_IDS_REPEAT, PLACE_OUT, UNSET, TypedShape
 from promptops.parsing.versions import VersionGate
 from promptops.versioning import PromptVersion, SchemaVersion
 
 _VERSION_CACHE_LIMIT = 4096
+_TRUNCATED = "Input data was truncated"  # msgspec's complaint about a text that ends inside a value
+_TRAILING = "JSON is malformed: trailing characters"  # and about a value followed by more
 Validate = Callable[[Document, ChangedFiles, "tuple[str, str] | None"], ParseOutcome]
 
 
@@ -39,15 +49,32 @@ class FastPath:
         self._validate = validate
         self._gate = gate
         self._native = native if speedups else None
+        self._count = native_count if speedups else None
+        self._decoded_members = native_decoded_members if speedups else None
+        self._checked = native_checked if speedups else None
         self._placed = native_placed if speedups else None
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
+        # Set by ``parse`` when it declines for the declared versions alone (a clean scan, a whole typed
+        # decoding, versions from the text, not the request): those versions; else None.
+        self.refused: tuple[Any, Any] | None = None
+        # Set by ``parse`` when the text is not one JSON value (msgspec: it ends inside one, or goes on after
+        # one): no typed reader can take it, the envelope reader included.
+        self.not_one_value = False
 
-    def scan(self, data: bytes | str) -> bool | None:
-        """The C scanner's verdict on the raw text (no edge whitespace, no repeated key); None without it.
+    def scan(self, data: bytes | str) -> int | None:
+        """The C scanner's count of the raw text: its colons outside strings, -1 when a string has whitespace at
+        an edge; None without the C helpers (``parse`` then checks the decoded strings in Python).
 
-        Run once per response before any decoding, so a declined fast path hands it on to the itemwise reader.
+        Run once per response before any decoding; ``verdict`` turns it into the itemwise reader's gate.
         """
-        return self._native(data) if self._native is not None else None
+        return self._count(data) if self._count is not None else None
+
+    def verdict(self, data: bytes | str, scanned: int | None) -> bool | None:
+        """The C scanner's verdict on the raw text (no edge whitespace, no repeated key), None without it: for
+        the readers that run once this path has declined (a failed count already says False)."""
+        if scanned is None or self._native is None:
+            return None
+        return scanned >= 0 and self._native(data)
 
     def parse(
         self,
@@ -55,38 +82,53 @@ class FastPath:
         changed: ChangedFiles,
         max_depth: int,
         request_versions: tuple[str, str] | None,
-        scanned: bool | None,
+        scanned: int | None,
     ) -> ParseOutcome | None:
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
-        if scanned is False:
+        self.refused = None
+        self.not_one_value = False
+        if scanned is not None and scanned < 0:
             return None
         typed = self.typed
         try:
             obj = typed.decode_response(data)
-        except DECODE_ERRORS:
+        except DECODE_ERRORS as exc:
+            if type(exc) is msgspec.DecodeError:
+                message = str(exc)
+                self.not_one_value = message == _TRUNCATED or message.startswith(_TRAILING)
             return None
         if request_versions is None:
             assert typed.versions is not None  # contracts without version fields always pass request versions
             versions = typed.versions(obj)
         else:
             versions = request_versions
-        if self._versions_ok.get(versions) is not True and not self._learn_versions(versions):
-            return None
+        known = self._versions_ok.get(versions)
+        if known is not True:
+            if known is None:
+                known = self._learn_versions(versions)
+            if not known:
+                if scanned is not None and request_versions is None and self._whole(obj, scanned):
+                    self.refused = versions  # the parser may know this refusal already (Parser._refusal)
+                return None
         items = typed.items(obj)
-        if scanned is None and not self._python_gate(data, obj, items):
+        listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined
+        if scanned is not None and self._checked is not None:
+            # Each member of the text has one colon outside strings: as many members decoded, none was lost
+            # to a repeated key (with the scan's clean edges, the C scanner's full verdict); then placed.
+            placed = self._checked(typed.plan, obj, items, listed, scanned)
+            if placed < 0:
+                return None
+        elif scanned is not None or not self._python_gate(data, obj, items):
             return None
-        if self._placed is not None:
-            listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined
+        elif self._placed is not None:
             placed = self._placed(items, *typed.place_fields, listed, UNSET)
         else:
             placed = typed.placed(items, changed)
         if placed == PLACE_OUT:
-            return self._placed_elsewhere(obj, items, changed, max_depth, request_versions, versions, scanned)
-        if (
-            typed.has_open_objects
-            and (typed.has_item_open or any(typed.top_open_values(obj)))
-            and not typed.shallow(obj, items, max_depth)
-        ):
+            clean = scanned is not None
+            return self._placed_elsewhere(obj, items, changed, max_depth, request_versions, versions, clean)
+        open_probe = typed.open_probe
+        if open_probe is not None and open_probe(obj) and not typed.shallow(obj, items, max_depth):
             return None
         diagnostics = typed.duplicate_ids(items) if placed == PLACE_IDS_REPEAT else []
         return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))
@@ -99,14 +141,15 @@ class FastPath:
         max_depth: int,
         request_versions: tuple[str, str] | None,
         versions: tuple[str, str],
-        scanned: bool | None,
+        clean: bool,
     ) -> ParseOutcome | None:
         """Valid as written, but some finding is not in place: the validator says which and why.
 
-        The scanned text has no repeated key and no edge whitespace, so the document is exactly what the
-        itemwise reader would build (every finding decodes typed on its own), without decoding it again.
+        ``clean``: the text has no repeated key and no edge whitespace (the C gate passed), so the document is
+        exactly what the itemwise reader would build (every finding decodes typed on its own), without decoding
+        it again.
         """
-        if self._validate is None or scanned is not True:
+        if self._validate is None or not clean:
             return None
         typed = self.typed
         if typed.has_open_objects and not typed.shallow(obj, items, max_depth):
@@ -116,6 +159,11 @@ class FastPath:
         top_clean = strings_clean(typed.top_free_strings(obj))
         document = Document(top, checked_versions=versions if top_clean else None)
         return self._validate(document, changed, request_versions)
+
+    def _whole(self, obj: Any, scanned: int) -> bool:
+        """The decoded response holds every member of the text (``scanned`` colons): no key was repeated."""
+        members = self._decoded_members
+        return members is not None and members(obj, *self.typed.member_slots, UNSET) == scanned
 
     def versions_ok(self, versions: tuple[Any, Any]) -> bool:
         """These exact declarations are clean, accepted, and read with exactly this schema version."""

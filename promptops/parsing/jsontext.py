@@ -23,6 +23,7 @@ import msgspec
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
 from promptops.parsing.scan import native, native_span_end
+from promptops.parsing.thinking import drop_thinking
 
 _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -30,7 +31,6 @@ _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true
 _SCALAR_PREFIX = re.compile(
     r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z|t(?:r(?:ue?)?)?\Z|f(?:a(?:l(?:se?)?)?)?\Z|n(?:u(?:ll?)?)?\Z"
 )
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
 _WS_RUN = re.compile(r"[ \t\n\r]*")
@@ -38,7 +38,10 @@ _SpanEnd = Callable[[str, int], int]
 _CUT = -1  # positions: the text ends inside the value
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
+UNREAD: Any = object()  # Document.value of an extracted span not decoded yet (see read_span)
 _DEEP: Any = object()
+_UNDECODED: Any = object()  # values: strict JSON, not decoded yet
+_TRAILING = "JSON is malformed: trailing characters"  # msgspec's complaint about a value followed by more
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class Document:
     member_duplicates: dict[str, str] = field(default_factory=dict)  # top-level key -> path of a nested repeat
     item_duplicates: dict[int, str] = field(default_factory=dict)  # finding index -> path of the repeat
     span: str | None = None  # the extracted object's text, when it came from a wrapper
+    span_error: str | None = None  # with value UNREAD: the strict decoder's complaint about the whole text
     # Set by the itemwise reader when the typed envelope already proved the top level valid as written: the
     # declared (schema, prompt) versions. Findings that are not typed Structs then failed typed decoding.
     checked_versions: tuple[str, str] | None = None
@@ -88,23 +92,26 @@ def decode_text(raw: str | bytes) -> str | Rejection:
 def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool = True) -> Document | Rejection:
     """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read.
 
-    ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results).
+    ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results). An
+    object extracted from a wrapper may come back UNREAD: ``read_span`` decodes it (or rejects the response).
     """
     ends = native_span_end if speedups and native_span_end is not None else _span_end
-    value = _decode(text)
-    if value is _DEEP:
+    try:
+        value = msgspec.json.decode(text)
+    except RecursionError:
         return _too_deep(max_depth)
-    if value is _BAD:
-        return _extract(text, items_field, max_depth, ends)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _extract(text, items_field, max_depth, ends, str(exc))
     if _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
 
 
-def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) -> Document | Rejection:
-    text = _drop_thinking(original)
+def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, error: str) -> Document | Rejection:
+    """``error`` is the strict decoder's complaint about the whole of ``original``."""
+    text = drop_thinking(original)
     wrapper_removed = text != original
-    complete: list[tuple[int, int, Any]] = []
+    spans: list[tuple[int, int]] = []
     cut_start: int | None = None
     pos = 0
     while (start := text.find("{", pos)) >= 0:
@@ -115,12 +122,28 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) ->
         if end < 0:
             cut_start = start
             break
-        value = _decode(text[start:end])
+        spans.append((start, end))
+        pos = end  # a broken object is not a candidate, and neither is anything inside it
+    whole = (0, len(text)) if text is original else None  # that span was decoded already: it is no candidate
+    if len(spans) == 1 and cut_start is None and spans[0] != whole:
+        start, end = spans[0]
+        if not _deeper_than(text, start, end, max_depth):
+            # The one candidate: whether it is strict JSON is asked when it is read (read_span), after the
+            # typed readers had a go at it (they only take strict JSON).
+            return Document(UNREAD, extracted=True, span=text[start:end], span_error=error)
+    # A whole text that is one object followed by more is strict JSON up to the end of that object: its first
+    # span is a candidate, decoded only if it turns out to be the only one.
+    leading = text is original and error.startswith(_TRAILING) and spans and spans[0][0] == 0
+    complete: list[tuple[int, int, Any]] = []
+    for start, end in spans:
+        value = _BAD if (start, end) == whole else _UNDECODED if leading and start == 0 else _decode(text[start:end])
         if value is _DEEP:
             return _too_deep(max_depth)
-        if value is not _BAD:  # a broken object is not a candidate, and neither is anything inside it
+        if value is not _BAD:
             complete.append((start, end, value))
-        pos = end
+    if len(complete) == 1 and complete[0][2] is _UNDECODED:
+        start, end, _ = complete[0]
+        complete[0] = (start, end, _decode(text[start:end]))
     if len(complete) > 1 or (complete and cut_start is not None):
         starts = ", ".join(str(s) for s, _, _ in complete) + (
             f", {cut_start} (cut off)" if cut_start is not None else ""
@@ -135,20 +158,7 @@ def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd) ->
     if cut_start is not None:
         extracted = wrapper_removed or bool(text[:cut_start].strip())
         return _salvage(text, cut_start, items_field, max_depth, extracted, ends)
-    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_strict_error(original)}")
-
-
-def _drop_thinking(text: str) -> str:
-    if "<" not in text:
-        return text  # no tag at all: spare the three passes below
-    text = _THINK_BLOCK.sub("", text)
-    opened = text.lower().find("<think>")
-    if opened >= 0:  # cut off while thinking: nothing after the tag is an answer
-        text = text[:opened]
-    closed = text.lower().rfind("</think>")
-    if closed >= 0:  # some APIs strip the opening tag and leave the reasoning before a bare closing tag
-        text = text[closed + len("</think>") :]
-    return text
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
 
 
 def _salvage(
@@ -260,16 +270,6 @@ def _decode(span: str) -> Any:
         return _DEEP
     except (msgspec.DecodeError, msgspec.ValidationError):
         return _BAD
-
-
-def _strict_error(text: str) -> str:
-    try:
-        msgspec.json.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return str(exc)
-    except RecursionError:
-        return "nested too deeply"
-    return "no JSON object found"
 
 
 def _too_deep(max_depth: int) -> Rejection:
@@ -415,6 +415,18 @@ def _first_repeat(node: Any, base: str) -> str | None:
         elif isinstance(current, list):
             stack.extend((v, paths.element(where, i)) for i, v in reversed(list(enumerate(current))))
     return None
+
+
+def read_span(document: Document, max_depth: int) -> Document | Rejection:
+    """The Document of an extracted span, decoded now if ``_extract`` left it UNREAD (or why it cannot be)."""
+    if document.value is not UNREAD or document.span is None:
+        return document
+    value = _decode(document.span)
+    if value is _DEEP:
+        return _too_deep(max_depth)
+    if value is _BAD:
+        return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {document.span_error}")
+    return Document(value, extracted=True, span=document.span)
 
 
 def with_duplicates(document: Document, items_field: str) -> Document:

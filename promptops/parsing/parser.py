@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from promptops.contract import Contract
 from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
 from promptops.parsing.fastpath import FastPath
 from promptops.parsing.itemwise import read_itemwise
-from promptops.parsing.jsontext import Rejection, decode_text, read_document, with_duplicates
+from promptops.parsing.jsontext import Rejection, decode_text, read_document, read_span, with_duplicates
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.scan import native
+from promptops.parsing.scan import native_count
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
@@ -55,7 +57,7 @@ class Parser:
             for v in readable
         }
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
-        self._scan = native if speedups else None
+        self._scan = native_count if speedups else None
         # With several readable versions, the fast path that accepted the last response is tried before the
         # text is searched for the declared version (see parse).
         self._guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
@@ -66,6 +68,7 @@ class Parser:
             self._peek_str = re.compile(rf'"{field}"\s*:\s*"([^"\\]*)"')
             self._peek_bytes = re.compile(self._peek_str.pattern.encode())
         self._needs_request_versions = contract.versions.schema is None or contract.versions.prompt is None
+        self._refusals: dict[tuple[Any, Any], _Refusal] = {}  # see _refusal
 
     def parse(
         self,
@@ -94,7 +97,7 @@ class Parser:
             too_large = self._size_problem(raw)
             if too_large is not None:
                 return too_large
-        scanned: bool | None = None
+        scanned: int | None = None
         guess = self._guess if request_versions is None else None
         if guess is not None:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
@@ -103,6 +106,19 @@ class Parser:
             outcome = guess.parse(raw, changed, self._limits.max_depth, None, scanned)
             if outcome is not None:
                 return outcome
+            if guess.refused is not None:
+                return self._refusal(raw, changed, guess, scanned)
+        return self._declined(raw, changed, request_versions, guess, scanned)
+
+    def _declined(
+        self,
+        raw: str | bytes,
+        changed: ChangedFiles,
+        request_versions: tuple[str, str] | None,
+        guess: FastPath | None,
+        scanned: int | None,
+    ) -> ParseOutcome:
+        """``parse`` once the guessed fast path (if any) has declined."""
         fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
         if fast is not None:
             if guess is None:
@@ -113,9 +129,12 @@ class Parser:
                     if guess is not None:
                         self._guess = fast
                     return outcome
-            typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, scanned)
-            if typed_document is not None:
-                return self._validator.validate(typed_document, changed, request_versions)
+            # A text that is not one JSON value is no envelope either: only the generic reader can take it.
+            if not fast.not_one_value:
+                verdict = fast.verdict(raw, scanned)
+                typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
+                if typed_document is not None:
+                    return self._validator.validate(typed_document, changed, request_versions)
         text = decode_text(raw)
         if isinstance(text, Rejection):
             return _rejected(text)
@@ -126,8 +145,44 @@ class Parser:
             span_outcome = self._typed_span(document.span, changed, request_versions)
             if span_outcome is not None:
                 return span_outcome
+            document = read_span(document, self._limits.max_depth)
+            if isinstance(document, Rejection):
+                return _rejected(document)
             document = with_duplicates(document, self.contract.items)
         return self._validator.validate(document, changed, request_versions)
+
+    def _refusal(self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, scanned: int | None) -> ParseOutcome:
+        """A response the guessed fast path read whole and clean, but declined for its declared versions alone.
+
+        When the diagnostic path rejects such a response for an incompatible version, that rejection depends on
+        the two declarations only (the validator judges versions before anything else, and a clean scan means
+        no repeated key to report first), provided the text cannot nest too deeply: it is remembered, and the
+        next response declaring the same pair is answered without reading it again.
+        """
+        versions = guess.refused
+        assert versions is not None
+        guess.refused = None
+        known = self._refusals.get(versions)
+        if known is not None and self._surely_shallow(raw):
+            return ParseOutcome(accepted=False, reason=known.code, diagnostics=[Diagnostic(*known.fields)])
+        outcome = self._declined(raw, changed, None, guess, scanned)
+        diagnostics = outcome.diagnostics
+        if (
+            outcome.reason is Code.INCOMPATIBLE_VERSION
+            and len(diagnostics) == 1
+            and not outcome.extracted
+            and not outcome.truncated
+            and self._surely_shallow(raw)
+        ):
+            if len(self._refusals) >= _REFUSALS_LIMIT:
+                self._refusals.clear()
+            self._refusals[versions] = _Refusal.of(diagnostics[0])
+        return outcome
+
+    def _surely_shallow(self, raw: str | bytes) -> bool:
+        """No more opening brackets than the depth limit allows (nor than any decoder's recursion)."""
+        brackets = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
+        return brackets <= min(self._limits.max_depth, _SHALLOW)
 
     def _typed_span(
         self, span: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
@@ -139,7 +194,9 @@ class Parser:
         outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
         if outcome is not None:
             return outcome.mark_extracted()
-        typed_document = read_itemwise(fast, span, self._limits.max_depth, request_versions, scanned)
+        typed_document = read_itemwise(
+            fast, span, self._limits.max_depth, request_versions, fast.verdict(span, scanned)
+        )
         if typed_document is None:
             return None
         typed_document.extracted = True
@@ -167,6 +224,23 @@ class Parser:
         if size <= limit:
             return None
         return _rejected(Rejection(Code.TOO_LARGE, f"response is {size} bytes, over the {limit}-byte limit"))
+
+
+_REFUSALS_LIMIT = 4096  # declared pairs come from model output: keep the memo bounded
+_SHALLOW = 256  # bracket counts up to this are within every decoder's recursion limit
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """The one diagnostic of a version rejection, as the validator wrote it."""
+
+    code: Code
+    fields: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, diagnostic: Diagnostic) -> _Refusal:
+        d = diagnostic
+        return cls(d.code, (d.code, d.level, d.path, d.message, d.finding_index, d.finding_id))
 
 
 def _rejected(rejection: Rejection) -> ParseOutcome:

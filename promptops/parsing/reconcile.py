@@ -7,7 +7,13 @@ forgiven: no case folding, no Unicode normalization, no ``a/``/``b/`` diff-prefi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+
+_plain_paths: Callable[[tuple[object, ...]], bool] | None
+try:
+    from promptops.parsing._place import plain_paths as _plain_paths
+except ImportError:  # no compiler at install time: the join-and-search test below decides alone
+    _plain_paths = None
 
 
 def normalize_repo_path(path: str) -> str | None:
@@ -31,7 +37,15 @@ class ChangedFiles:
     __slots__ = ("_normal", "_plain", "listed", "listed_plain", "paths")
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self.paths = tuple(paths)
+        self.paths = listed = tuple(paths)
+        if _plain_paths is not None and _plain_paths(listed):
+            # The C twin of the test below, for its commonest answer: every path is a str already normal and
+            # free of backslashes, so both views are the paths as given.
+            self._normal: frozenset[str] | None = None
+            self._plain: frozenset[str] | None = None
+            self.listed: tuple[str, ...] = listed
+            self.listed_plain: tuple[str, ...] = listed
+            return
         # One join and two C substring searches decide the usual case: no path is empty or absolute, and no
         # segment starts with "." (so every path is already normal). A hit, or a path that is not a str, only
         # means the paths are normalized one by one.
@@ -41,8 +55,8 @@ class ChangedFiles:
             joined = "//"
         if "//" in joined or "/." in joined:
             normal = (normalize_repo_path(p) for p in self.paths if isinstance(p, str))
-            self._normal: frozenset[str] | None = frozenset(p for p in normal if p is not None)
-            self.listed: tuple[str, ...] = tuple(self._normal)
+            self._normal = normal_set = frozenset(p for p in normal if p is not None)
+            self.listed = tuple(normal_set)
         else:
             self._normal = None  # built on first use: the fast path compares against ``listed`` in C
             self.listed = self.paths
@@ -50,8 +64,8 @@ class ChangedFiles:
         # changed file whose name holds a backslash (legal on POSIX) can never match one: the typed checks,
         # which look at paths before any coercion, must leave such files out (``listed_plain``).
         if "\\" in joined:
-            self.listed_plain: tuple[str, ...] = tuple(p for p in self.listed if "\\" not in p)
-            self._plain: frozenset[str] | None = frozenset(self.listed_plain)
+            self.listed_plain = tuple(p for p in self.listed if "\\" not in p)
+            self._plain = frozenset(self.listed_plain)
         else:
             self.listed_plain = self.listed
             self._plain = None

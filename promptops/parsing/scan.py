@@ -21,14 +21,29 @@ native_placed: Callable[..., int] | None  # the references are TypedShape.placed
 native_marks: Callable[..., list[Any]] | None
 try:
     from promptops.parsing._scan import clean as native
-    from promptops.parsing._scan import span_end as native_span_end
 except ImportError:  # no compiler at install time: the reference implementations do the same job
-    native = native_span_end = None
+    native = None
 try:
+    from promptops.parsing._span import span_end as native_span_end
+except ImportError:
+    native_span_end = None
+native_members: Callable[[bytes | str], int] | None
+native_decoded_members: Callable[..., int] | None  # the reference is TypedShape.members
+native_checked: Callable[..., int] | None  # decoded_members and placed in one call
+try:
+    from promptops.parsing._place import checked as native_checked
+    from promptops.parsing._place import decoded_members as native_decoded_members
     from promptops.parsing._place import marks as native_marks
     from promptops.parsing._place import placed as native_placed
 except ImportError:
-    native_placed = native_marks = None
+    native_placed = native_marks = native_decoded_members = native_checked = None
+try:
+    from promptops.parsing._scan import members as native_members
+except ImportError:
+    native_members = None
+# The fast path's gate when both halves are built: the colons outside strings of the text (-1 when a string has
+# whitespace at an edge), compared after decoding with the members decoded (a repeated key loses one).
+native_count = native_members if native_decoded_members is not None else None
 _encode = msgspec.json.Encoder().encode
 _strip = str.strip
 

@@ -70,6 +70,16 @@ class TypedShape:
         # ``shallow`` can only fail for a non-empty open member: one C getter tells when the top has none.
         self.top_open_values = _getter(top_names[n] for n, r in top.properties.items() if r.open_object)
         self.has_item_open = bool(self._item_open)
+        # Truthy when ``shallow`` has something to look at (None: never): what the fast path calls per response.
+        self.open_probe: Callable[[Any], Any] | None
+        if not self.has_open_objects:
+            self.open_probe = None
+        elif self.has_item_open:
+            self.open_probe = _always
+        elif len(self._top_open) == 1:
+            self.open_probe = self._top_open[0]  # UNSET and empty objects are falsy
+        else:
+            self.open_probe = lambda obj: any(self.top_open_values(obj))
         self._path = attr(item_names[roles.path]) if roles.path else None
         self._path_optional = roles.path is not None and roles.path not in item.required
         self._line = attr(item_names[roles.line]) if roles.line else None
@@ -85,6 +95,14 @@ class TypedShape:
             slots.get(item_names[name], item_names[name]) if name else None
             for name in (roles.path, roles.line, roles.end_line if roles.line else None, roles.id)
         )
+        # Every field of a response and of a finding, for the member count (members, scan.native_members).
+        response_slots = vars(response)
+        self.member_slots: tuple[Any, ...] = (
+            tuple(response_slots.get(name, name) for name in top_names.values()),
+            self.item_type,
+            tuple(slots.get(name, name) for name in item_names.values()),
+        )
+        self.plan: tuple[Any, ...] = (*self.member_slots, *self.place_fields, UNSET)  # for _place.checked
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
         self._items_path = paths.member(None, contract.items)
@@ -173,6 +191,26 @@ class TypedShape:
                 return False
         return True
 
+    def members(self, obj: Any) -> int:
+        """The object members a decoded response holds at any depth: its set fields, its findings' set fields,
+        and the members of open objects (reference for _place.decoded_members, see scan.native_count)."""
+        top_slots, item_type, item_slots = self.member_slots
+
+        def held(value: Any) -> int:
+            if type(value) is item_type:
+                return of_struct(value, item_slots)
+            if type(value) is list:
+                return sum(map(held, value))
+            if type(value) is dict:
+                return len(value) + sum(map(held, value.values()))
+            return 0
+
+        def of_struct(struct: Any, slots: tuple[Any, ...]) -> int:
+            values = [getattr(struct, getattr(slot, "__name__", slot)) for slot in slots]
+            return sum(1 + held(value) for value in values if value is not UNSET)
+
+        return of_struct(obj, top_slots)
+
     def shallow(self, obj: Any, items: list[Any], max_depth: int) -> bool:
         """Open objects (the only unbounded members) nest no deeper than ``max_depth``."""
         # An open object sits below the top-level object (1 level), or below top, array and finding (3).
@@ -194,6 +232,10 @@ class TypedShape:
         if len(set(ids)) == len(ids):
             return []
         return duplicate_ids(enumerate(ids), self._items_path, self.contract.roles.id or "id")
+
+
+def _always(_: Any) -> bool:
+    return True
 
 
 def attr(name: str) -> Callable[[Any], Any]:

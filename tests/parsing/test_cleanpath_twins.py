@@ -1,0 +1,247 @@
+"""The clean path's C shortcuts against the Python code they skip: ChangedFiles' quick test of already-normal
+paths, and the placement check's string and line comparisons."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from promptops import ChangedFiles
+from promptops.parsing import reconcile
+from promptops.parsing.typed import UNSET
+
+_SLOTS = ("paths", "listed", "listed_plain", "normal", "normal_plain")
+_PIECES = ["a", "b.py", ".", "..", "", ".git", "x.", "/", "\\", "c\\d", "é", "./", "//", "/abs", "a/../b", "\u2028"]
+
+
+class _Str(str):
+    pass
+
+
+def _views(changed: ChangedFiles) -> dict[str, Any]:
+    return {name: getattr(changed, name) for name in _SLOTS} | {"len": len(changed), "repr": repr(changed)}
+
+
+def _python_only(paths: list[Any], monkeypatch: pytest.MonkeyPatch) -> ChangedFiles:
+    with monkeypatch.context() as patch:
+        patch.setattr(reconcile, "_plain_paths", None)
+        return ChangedFiles(paths)
+
+
+_path = st.one_of(
+    st.lists(st.sampled_from(_PIECES), max_size=4).map("".join),
+    st.text(alphabet="ab./\\é", max_size=8),
+    st.builds(_Str, st.sampled_from(["a.py", "b/c.py", "./d"])),
+    st.sampled_from([1, None, b"a.py"]),
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(_path, max_size=6), st.lists(st.text(alphabet="ab./\\", max_size=6), max_size=3))
+def test_changed_files_shortcut_matches_the_join_test(paths: list[Any], probes: list[str]) -> None:
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        expected = _python_only(paths, monkeypatch)
+    except TypeError:
+        with pytest.raises(TypeError):
+            ChangedFiles(paths)
+        return
+    finally:
+        monkeypatch.undo()
+    changed = ChangedFiles(paths)
+    assert _views(changed) == _views(expected), paths
+    for probe in [*probes, *(p for p in paths if isinstance(p, str))]:
+        assert (probe in changed) == (probe in expected), (paths, probe)
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+@pytest.mark.parametrize(
+    ("paths", "plain"),
+    [
+        (["src/a.py", "b"], True),
+        ([], False),
+        (["./a"], False),
+        (["a/../b"], False),
+        (["a\\b"], False),
+        (["/abs"], False),
+        (["a/"], False),
+        (["a//b"], False),
+        ([".hidden"], False),
+        (["a/.b"], False),
+        (["ü/ß.py", "\U0001f600"], True),
+        ([_Str("a")], False),
+        ([1], False),
+    ],
+)
+def test_plain_paths_answers(paths: list[Any], plain: bool) -> None:
+    assert reconcile._plain_paths is not None
+    assert reconcile._plain_paths(tuple(paths)) is plain
+
+
+_LINES = st.one_of(st.integers(1, 40), st.integers(1, 2**70), st.sampled_from([2**30 - 1, 2**30, 2**30 + 1, 2**60]))
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["F1", "F2", "G1", "F10", "é1", "F\U0001f600", "F1 "]),
+            st.sampled_from(["a.py", "b/c.py", "e\\f.py", "b/d.py", "é.py", "a.pz"]),
+            _LINES,
+            st.one_of(st.none(), _LINES),
+        ),
+        max_size=20,
+    ),
+    st.sampled_from([("a.py", "b/c.py"), ("a.py", "b/c.py", "é.py", "e\\f.py"), tuple(f"x/{n}.py" for n in range(40))]),
+)
+def test_native_placed_matches_its_twin(rows: list[tuple[str, str, int, int | None]], files: tuple[str, ...]) -> None:
+    import msgspec
+
+    from promptops.parsing.scan import native_placed
+    from promptops.parsing.typed import UNSET
+    from tests.parsing.test_speedup_twins import _typed
+
+    assert native_placed is not None
+    typed = _typed()
+    changed = ChangedFiles(files)
+    items = []
+    for ident, path, line, end in rows:
+        item: dict[str, Any] = {"id": ident, "severity": "low", "category": "test", "title": "t", "file": path}
+        item |= {"line": line, "message": "m"} | ({} if end is None else {"end_line": end})
+        items.append(msgspec.convert(item, typed.item_type))
+    expected = typed.placed(items, changed)
+    assert native_placed(items, *typed.place_fields, typed.listed(changed), UNSET) == expected, rows
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.text(alphabet='{}[]"\\ a:,é\u0100\U0001f600', max_size=40),
+    st.integers(0, 45),
+)
+def test_native_span_end_matches_its_twin_for_every_kind(text: str, start: int) -> None:
+    from promptops.parsing.jsontext import _span_end
+    from promptops.parsing.scan import native_span_end
+
+    if native_span_end is None:
+        pytest.skip("the C helpers are not built")
+    for variant in (text, text.replace("é", "e").replace("\u0100", "a").replace("\U0001f600", "b")):
+        if start < len(variant) and variant[start] in "{[":
+            assert native_span_end(variant, start) == _span_end(variant, start), (variant, start)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(alphabet=' a:\\"é\u2028\t', max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.lists(st.tuples(st.text(alphabet=' b:é\\"', max_size=3), inner), max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _members_and_edges(value: Any) -> tuple[int, bool]:
+    """Object members at any depth, and whether some string (key or value) has whitespace at an edge."""
+    if isinstance(value, str):
+        return 0, value.strip() != value
+    if isinstance(value, list) and all(isinstance(p, tuple) for p in value) and value:  # an object, as pairs
+        total, edgy = len(value), False
+        for key, member in value:
+            count, inner = _members_and_edges(member)
+            total, edgy = total + count, edgy or inner or key.strip() != key
+        return total, edgy
+    if isinstance(value, list):
+        results = [_members_and_edges(v) for v in value]
+        return sum(r[0] for r in results), any(r[1] for r in results)
+    return 0, False
+
+
+def _dump(value: Any, indent: int | None, ascii_only: bool) -> str:
+    if isinstance(value, list) and all(isinstance(p, tuple) for p in value) and value:
+        sep = ",\n" if indent else ", "
+        inner = sep.join(f"{json.dumps(k, ensure_ascii=ascii_only)}: {_dump(v, indent, ascii_only)}" for k, v in value)
+        return "{" + inner + "}"  # keys may repeat: written as pairs
+    if isinstance(value, list):
+        return "[" + ", ".join(_dump(v, indent, ascii_only) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+@settings(max_examples=1500, deadline=None)
+@given(_JSON, st.sampled_from([None, 2]), st.booleans())
+def test_native_members_counts_members_or_finds_edges(value: Any, indent: int | None, ascii_only: bool) -> None:
+    from promptops.parsing.scan import native, native_members
+
+    assert native_members is not None and native is not None
+    text = _dump(value, indent, ascii_only)
+    members, edgy = _members_and_edges(value)
+    for data in (text, text.encode()):
+        assert native_members(data) == (-1 if edgy else members), text
+        if native(data):  # the full gate passes only where the count does
+            assert native_members(data) == members
+
+
+def _finding(index: int, **extra: Any) -> dict[str, Any]:
+    item = {"id": f"F{index}", "severity": "low", "category": "test", "title": "t", "file": "a.py", "line": 3}
+    return item | {"message": "m"} | extra
+
+
+_RESPONSES = [
+    {"schema_version": "1.0", "prompt_version": "1.0.0", "findings": []},
+    {"schema_version": "1.0", "prompt_version": "1.0.0", "findings": [_finding(1), _finding(2, end_line=4)]},
+    {"schema_version": "1.0", "prompt_version": "1.0.0", "summary": "s", "findings": [_finding(1)], "meta": {}},
+    {
+        "schema_version": "1.0",
+        "prompt_version": "1.0.0",
+        "findings": [_finding(1, suggestion=None)],
+        "meta": {"a": {"b": [1, {"c": {}}]}, "d": [[{"e": 1, "f": 2}]]},
+    },
+]
+
+
+def _repeat_first_key(text: str, key: str) -> str:
+    return text.replace(f'"{key}": ', f'"{key}": "x", "{key}": ', 1)
+
+
+@pytest.mark.parametrize("body", _RESPONSES)
+def test_the_count_gate_reads_like_the_diagnostic_path(body: dict[str, Any]) -> None:
+    """Repeated keys at every depth, escaped spellings of keys, colons in strings: the fast path's member
+    count must decline exactly where the outcome would differ."""
+    from promptops import Parser, load_contract
+    from promptops.parsing.scan import native_decoded_members
+    from tests.parsing.invariants import _summary
+    from tests.parsing.test_speedup_twins import ROOT, _typed
+
+    contract = load_contract(ROOT, "review-result")
+    parsers = [Parser(contract), Parser(contract, speedups=False)]
+    slow = Parser(contract, fast_path=False)
+    changed = ChangedFiles(["a.py"])
+    text = json.dumps(body)
+    variants = [text, json.dumps(body, indent=2), text.replace('"title": "t"', '"title": "a: b"')]
+    variants += [_repeat_first_key(text, key) for key in ("summary", "id", "title", "a", "e", "c", "meta")]
+    variants += [text.replace('"file"', '"\\u0066ile"'), text.replace('"a"', '"\\u0061"', 1)]
+    variants += [text.replace('"file": "a.py"', '"file": "a.py", "file": "a.py"')]
+    variants += [text.replace('{"e": 1', '{"e": 1, "e": 1')]
+    typed = _typed()
+    for variant in variants:
+        expected = _summary(slow.parse(variant, changed))
+        for parser in parsers:
+            assert _summary(parser.parse(variant, changed)) == expected, variant
+        try:
+            obj = typed.decode_response(variant)
+        except Exception:
+            continue
+        if native_decoded_members is not None:
+            assert native_decoded_members(obj, *typed.member_slots, UNSET) == typed.members(obj)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["<think>", "</think>", "<THINK>", "</Think>", "<thi", "nk>", "<", "a", "{}", "\n"])))
+def test_dropping_think_blocks_in_ascii_matches_the_regex(parts: list[str]) -> None:
+    from promptops.parsing.thinking import drop_thinking_ascii, drop_thinking_re
+
+    text = "".join(parts)
+    assert drop_thinking_ascii(text) == drop_thinking_re(text), text
