@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -39,6 +39,23 @@ _TRAILING = "JSON is malformed: trailing characters"  # and about a value follow
 Validate = Callable[[Document, ChangedFiles, "tuple[str, str] | None"], ParseOutcome]
 
 
+class Declined(NamedTuple):
+    """Why ``FastPath.parse`` declined, when the parser can act on it (a plain decline is None).
+
+    Returned rather than kept on the FastPath, which parsers share across responses (and callers' threads).
+    """
+
+    # The declared versions, when they alone made it decline: the text was read whole and clean, a typed
+    # decoding, versions from the text (not the request). The parser may know that refusal (Parser._refusal).
+    refused: tuple[Any, Any] | None = None
+    # The text is not one JSON value (msgspec: it ends inside one, or goes on after one): no typed reader can
+    # take it, the envelope reader included.
+    not_one_value: bool = False
+
+
+NOT_ONE_VALUE = Declined(not_one_value=True)
+
+
 class FastPath:
     """Whole-document decoding for one schema version, with the version-acceptance cache."""
 
@@ -54,12 +71,6 @@ class FastPath:
         self._checked = native_checked if speedups else None
         self._placed = native_placed if speedups else None
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
-        # Set by ``parse`` when it declines for the declared versions alone (a clean scan, a whole typed
-        # decoding, versions from the text, not the request): those versions; else None.
-        self.refused: tuple[Any, Any] | None = None
-        # Set by ``parse`` when the text is not one JSON value (msgspec: it ends inside one, or goes on after
-        # one): no typed reader can take it, the envelope reader included.
-        self.not_one_value = False
 
     def scan(self, data: bytes | str) -> int | None:
         """The C scanner's count of the raw text: its colons outside strings, -1 when a string has whitespace at
@@ -83,10 +94,8 @@ class FastPath:
         max_depth: int,
         request_versions: tuple[str, str] | None,
         scanned: int | None,
-    ) -> ParseOutcome | None:
+    ) -> ParseOutcome | Declined | None:
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
-        self.refused = None
-        self.not_one_value = False
         if scanned is not None and scanned < 0:
             return None
         typed = self.typed
@@ -95,7 +104,8 @@ class FastPath:
         except DECODE_ERRORS as exc:
             if type(exc) is msgspec.DecodeError:
                 message = str(exc)
-                self.not_one_value = message == _TRUNCATED or message.startswith(_TRAILING)
+                if message == _TRUNCATED or message.startswith(_TRAILING):
+                    return NOT_ONE_VALUE
             return None
         if request_versions is None:
             assert typed.versions is not None  # contracts without version fields always pass request versions
@@ -108,7 +118,7 @@ class FastPath:
                 known = self._learn_versions(versions)
             if not known:
                 if scanned is not None and request_versions is None and self._whole(obj, scanned):
-                    self.refused = versions  # the parser may know this refusal already (Parser._refusal)
+                    return Declined(refused=versions)
                 return None
         items = typed.items(obj)
         listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined

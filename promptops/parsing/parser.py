@@ -14,7 +14,7 @@ from typing import Any
 from promptops.contract import Contract
 from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
-from promptops.parsing.fastpath import FastPath
+from promptops.parsing.fastpath import Declined, FastPath
 from promptops.parsing.itemwise import read_itemwise
 from promptops.parsing.jsontext import Rejection, decode_text, read_document, read_span, with_duplicates
 from promptops.parsing.reconcile import ChangedFiles
@@ -104,11 +104,12 @@ class Parser:
             # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
             scanned = self._scan(raw) if self._scan is not None else None  # FastPath.scan, one call less
             outcome = guess.parse(raw, changed, self._limits.max_depth, None, scanned)
-            if outcome is not None:
+            if isinstance(outcome, ParseOutcome):
                 return outcome
-            if guess.refused is not None:
-                return self._refusal(raw, changed, guess, scanned)
-        return self._declined(raw, changed, request_versions, guess, scanned)
+            if outcome is not None and outcome.refused is not None:
+                return self._refusal(raw, changed, guess, scanned, outcome.refused)
+            return self._declined(raw, changed, request_versions, guess, scanned, outcome)
+        return self._declined(raw, changed, request_versions, None, scanned, None)
 
     def _declined(
         self,
@@ -117,20 +118,22 @@ class Parser:
         request_versions: tuple[str, str] | None,
         guess: FastPath | None,
         scanned: int | None,
+        declined: Declined | None,
     ) -> ParseOutcome:
-        """``parse`` once the guessed fast path (if any) has declined."""
+        """``parse`` once the guessed fast path (if any) has declined, ``declined`` saying why."""
         fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
         if fast is not None:
             if guess is None:
                 scanned = fast.scan(raw)
             if fast is not guess:
                 outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions, scanned)
-                if outcome is not None:
+                if isinstance(outcome, ParseOutcome):
                     if guess is not None:
                         self._guess = fast
                     return outcome
+                declined = outcome
             # A text that is not one JSON value is no envelope either: only the generic reader can take it.
-            if not fast.not_one_value:
+            if declined is None or not declined.not_one_value:
                 verdict = fast.verdict(raw, scanned)
                 typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
                 if typed_document is not None:
@@ -151,7 +154,9 @@ class Parser:
             document = with_duplicates(document, self.contract.items)
         return self._validator.validate(document, changed, request_versions)
 
-    def _refusal(self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, scanned: int | None) -> ParseOutcome:
+    def _refusal(
+        self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, scanned: int | None, versions: tuple[Any, Any]
+    ) -> ParseOutcome:
         """A response the guessed fast path read whole and clean, but declined for its declared versions alone.
 
         When the diagnostic path rejects such a response for an incompatible version, that rejection depends on
@@ -159,13 +164,10 @@ class Parser:
         no repeated key to report first), provided the text cannot nest too deeply: it is remembered, and the
         next response declaring the same pair is answered without reading it again.
         """
-        versions = guess.refused
-        assert versions is not None
-        guess.refused = None
         known = self._refusals.get(versions)
         if known is not None and self._surely_shallow(raw):
             return ParseOutcome(accepted=False, reason=known.code, diagnostics=[Diagnostic(*known.fields)])
-        outcome = self._declined(raw, changed, None, guess, scanned)
+        outcome = self._declined(raw, changed, None, guess, scanned, None)
         diagnostics = outcome.diagnostics
         if (
             outcome.reason is Code.INCOMPATIBLE_VERSION
@@ -192,7 +194,7 @@ class Parser:
             return None
         scanned = fast.scan(span)
         outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
-        if outcome is not None:
+        if isinstance(outcome, ParseOutcome):
             return outcome.mark_extracted()
         typed_document = read_itemwise(
             fast, span, self._limits.max_depth, request_versions, fast.verdict(span, scanned)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from typing import Any
 
 import pytest
@@ -73,3 +75,38 @@ def test_a_refusal_inside_a_wrapper_is_not_taken_for_the_next_response(contract:
     ]
     for text in texts + texts:
         assert _summary(parser.parse(text, CHANGED)) == _summary(slow.parse(text, CHANGED)), text
+
+
+def test_threads_sharing_a_parser_get_their_own_outcomes(contract: Contract) -> None:
+    """What a fast path declined for travels back with its answer, not on the (shared) fast path."""
+    parser, slow = Parser(contract), Parser(contract, fast_path=False)
+    texts = [
+        json.dumps(response(prompt_version="9.0.0")),
+        json.dumps(response(schema_version="2.0")),
+        json.dumps(response([finding(1)])),
+        json.dumps(response([{"id": "F1"}])),
+        json.dumps(response(schema_version="2.0"))[:-5],
+    ]
+    expected = [_summary(slow.parse(text, CHANGED)) for text in texts]
+    wrong: list[str] = []
+
+    def run(offset: int) -> None:
+        for i in range(3000):
+            k = (i + offset) % len(texts)
+            try:
+                if _summary(parser.parse(texts[k], CHANGED)) != expected[k]:
+                    wrong.append(texts[k])
+            except Exception as exc:  # an exception in a thread would otherwise pass unnoticed
+                wrong.append(f"{texts[k]}: {exc!r}")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=run, args=(offset,)) for offset in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong, wrong[:3]
