@@ -430,6 +430,24 @@ scan_text(const unsigned char *data, Py_ssize_t size, int count)
 static int
 scan(const unsigned char *data, Py_ssize_t size) { return scan_text(data, size, 0) == 1; }
 
+/* `arg`'s UTF-8 text: 1 for bytes or a str; -1 for a str with no UTF-8 form (lone surrogates; the error is
+ * cleared: not for the fast path); 0 for anything else. */
+static int
+text_of(PyObject *arg, const char **data, Py_ssize_t *size)
+{
+    if (PyBytes_Check(arg)) {
+        *data = PyBytes_AS_STRING(arg);
+        *size = PyBytes_GET_SIZE(arg);
+        return 1;
+    }
+    if (!PyUnicode_Check(arg))
+        return 0;
+    if ((*data = PyUnicode_AsUTF8AndSize(arg, size)) != NULL)
+        return 1;
+    PyErr_Clear();
+    return -1;
+}
+
 /* members(data) -> int: the number of colons outside strings in the JSON text `data` (one per object member
  * when `data` is valid JSON), or -1 when some string starts or ends with whitespace (as for `clean`). */
 static PyObject *
@@ -437,21 +455,12 @@ members(PyObject *module, PyObject *arg)
 {
     const char *data;
     Py_ssize_t size;
-    if (PyBytes_Check(arg)) {
-        data = PyBytes_AS_STRING(arg);
-        size = PyBytes_GET_SIZE(arg);
-    }
-    else if (PyUnicode_Check(arg)) {
-        if ((data = PyUnicode_AsUTF8AndSize(arg, &size)) == NULL) {
-            PyErr_Clear();
-            return PyLong_FromLong(-1);
-        }
-    }
-    else {
+    int text = text_of(arg, &data, &size);
+    if (text == 0) {
         PyErr_SetString(PyExc_TypeError, "members(data: bytes | str)");
         return NULL;
     }
-    return PyLong_FromSsize_t(scan_text((const unsigned char *)data, size, 1));
+    return PyLong_FromSsize_t(text < 0 ? -1 : scan_text((const unsigned char *)data, size, 1));
 }
 
 static PyObject *
@@ -459,18 +468,10 @@ clean(PyObject *module, PyObject *arg)
 {
     const char *data;
     Py_ssize_t size;
-    if (PyBytes_Check(arg)) {
-        data = PyBytes_AS_STRING(arg);
-        size = PyBytes_GET_SIZE(arg);
-    }
-    else if (PyUnicode_Check(arg)) {
-        data = PyUnicode_AsUTF8AndSize(arg, &size);
-        if (data == NULL) {
-            PyErr_Clear(); /* lone surrogates: not for the fast path */
-            Py_RETURN_FALSE;
-        }
-    }
-    else {
+    int text = text_of(arg, &data, &size);
+    if (text < 0)
+        Py_RETURN_FALSE;
+    if (text == 0) {
         /* Any other bytes-like object, such as a msgspec.Raw slice of a larger document. */
         Py_buffer view;
         if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0)
