@@ -286,6 +286,16 @@ make_problem(State *st, int rank, PyObject *code, PyObject *where, PyObject *mes
     return p;
 }
 
+/* A rank-0 Problem with codes[code] at `where`; steals `where` and `message` (NULL: the error is passed on). */
+static PyObject *
+field_problem(State *st, int code, PyObject *where, PyObject *message)
+{
+    PyObject *p = message ? make_problem(st, 0, PyTuple_GET_ITEM(st->codes, code), where, message) : NULL;
+    Py_DECREF(where);
+    Py_XDECREF(message);
+    return p;
+}
+
 /* Placement of the schema-ordered `out` (DESIGN.md §3.9): a Problem, Py_None when in place, NULL on error. */
 static PyObject *
 placement(State *st, PyObject *out, PyObject *fields, PyObject *changed)
@@ -301,11 +311,8 @@ placement(State *st, PyObject *out, PyObject *fields, PyObject *changed)
                 PyObject *where = PyUnicode_Concat(st->base, PyTuple_GET_ITEM(PyDict_GetItem(fields, end), 1));
                 if (where == NULL)
                     return NULL;
-                PyObject *msg = PyUnicode_FromFormat("%U: %S is before line %S", where, ev, lv);
-                PyObject *p = msg ? make_problem(st, 0, PyTuple_GET_ITEM(st->codes, CODE_END_BEFORE), where, msg) : NULL;
-                Py_DECREF(where);
-                Py_XDECREF(msg);
-                return p;
+                return field_problem(st, CODE_END_BEFORE, where,
+                    PyUnicode_FromFormat("%U: %S is before line %S", where, ev, lv));
             }
         }
         if (PyErr_Occurred())
@@ -323,12 +330,8 @@ placement(State *st, PyObject *out, PyObject *fields, PyObject *changed)
                 PyObject *where = PyUnicode_Concat(st->base, PyTuple_GET_ITEM(PyDict_GetItem(fields, path), 1));
                 if (where == NULL)
                     return NULL;
-                PyObject *msg = PyUnicode_FromFormat("%U: %R is not a changed file", where, pv);
-                PyObject *p =
-                    msg ? make_problem(st, 0, PyTuple_GET_ITEM(st->codes, CODE_NOT_CHANGED), where, msg) : NULL;
-                Py_DECREF(where);
-                Py_XDECREF(msg);
-                return p;
+                return field_problem(st, CODE_NOT_CHANGED, where,
+                    PyUnicode_FromFormat("%U: %R is not a changed file", where, pv));
             }
         } else if (PyErr_Occurred()) {
             return NULL;
@@ -384,11 +387,8 @@ check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 PyObject *where = PyUnicode_Concat(st.base, PyTuple_GET_ITEM(pair, 1));
                 if (where == NULL)
                     return NULL;
-                PyObject *msg = PyUnicode_FromFormat("required field %U is missing", where);
-                result = msg ? make_problem(&st, 0, PyTuple_GET_ITEM(st.codes, CODE_MISSING), where, msg) : NULL;
-                Py_DECREF(where);
-                Py_XDECREF(msg);
-                return result;
+                return field_problem(&st, CODE_MISSING, where,
+                    PyUnicode_FromFormat("required field %U is missing", where));
             }
         }
     }
@@ -396,11 +396,7 @@ check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyObject *where = PyObject_CallFunctionObjArgs(st.spec[S_MEMBER], st.base, unknown, NULL);
         if (where == NULL)
             return NULL;
-        PyObject *msg = PyUnicode_FromFormat("unknown field %S", where);
-        result = msg ? make_problem(&st, 0, PyTuple_GET_ITEM(st.codes, CODE_UNKNOWN), where, msg) : NULL;
-        Py_DECREF(where);
-        Py_XDECREF(msg);
-        return result;
+        return field_problem(&st, CODE_UNKNOWN, where, PyUnicode_FromFormat("unknown field %S", where));
     }
     Py_ssize_t n_fields = PyDict_GET_SIZE(fields);
     for (Py_ssize_t f = 0; f < n_fields; f++)
