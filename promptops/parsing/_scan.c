@@ -5,7 +5,8 @@
  * False means "let the diagnostic path look", never "invalid", so anything unusual (escaped keys, very deep
  * or very wide objects, malformed text) answers False. One pass, no allocation.
  * members(data) -> int: the same edge checks, without the key bookkeeping: the number of colons outside strings
- * (the typed fast path compares it with the members it decoded), or -1.
+ * (the typed fast path compares it with the members it decoded), or -1 (_scan_count.c).
+ * The string-edge helpers both share are in _scan.h.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -14,11 +15,7 @@
 #include <emmintrin.h>
 #endif
 
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline)) /* the scan loop's helpers: keep state in registers */
-#else
-#define ALWAYS_INLINE inline
-#endif
+#include "_scan.h"
 
 #define MAX_DEPTH 256
 #define MAX_KEYS 128
@@ -34,90 +31,6 @@ typedef struct {
     int first_key;           /* index of the frame's first key in the shared key stack */
     unsigned long long seen; /* one bit per key hash: most objects never need a key comparison */
 } Frame;
-
-/* Python's str.isspace() code points. */
-static int
-is_space_cp(unsigned long cp)
-{
-    return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 ||
-           cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-           cp == 0x205F || cp == 0x3000;
-}
-
-static int
-hex4(const unsigned char *p, const unsigned char *end, unsigned long *out)
-{
-    unsigned long value = 0;
-    if (end - p < 4)
-        return 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned char c = p[i];
-        value <<= 4;
-        if (c >= '0' && c <= '9')
-            value |= (unsigned long)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            value |= (unsigned long)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            value |= (unsigned long)(c - 'A' + 10);
-        else
-            return 0;
-    }
-    *out = value;
-    return 1;
-}
-
-/* Is the escape sequence at p (p[0] == '\\') a whitespace character? -1 when malformed. */
-static int
-escape_is_space(const unsigned char *p, const unsigned char *end)
-{
-    unsigned long cp;
-    if (end - p < 2)
-        return -1;
-    switch (p[1]) {
-    case 'n': case 't': case 'r': case 'f':
-        return 1;
-    case 'u':
-        if (!hex4(p + 2, end, &cp))
-            return -1;
-        return is_space_cp(cp);
-    default:
-        return 0;
-    }
-}
-
-/* Decode the UTF-8 character starting at p; its length goes to *len. Raw ASCII and malformed bytes give
- * their byte value. */
-static unsigned long
-utf8_at(const unsigned char *p, const unsigned char *end, int *len)
-{
-    unsigned char c = p[0];
-    if (c < 0x80 || c < 0xC2) {
-        *len = 1;
-        return c;
-    }
-    if (c < 0xE0 && end - p >= 2) {
-        *len = 2;
-        return ((unsigned long)(c & 0x1F) << 6) | (p[1] & 0x3F);
-    }
-    if (c < 0xF0 && end - p >= 3) {
-        *len = 3;
-        return ((unsigned long)(c & 0x0F) << 12) | ((unsigned long)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-    }
-    *len = 1;
-    return c; /* 4-byte characters are never whitespace */
-}
-
-/* Is the UTF-8 character ending right before q a whitespace character? */
-static int
-ends_with_space_utf8(const unsigned char *start, const unsigned char *q)
-{
-    const unsigned char *p = q - 1;
-    int len;
-    while (p > start && (*p & 0xC0) == 0x80 && q - p < 4)
-        p--; /* back to the lead byte */
-    unsigned long cp = utf8_at(p, q, &len);
-    return p + len == q && is_space_cp(cp);
-}
 
 /* Masks of one 64-byte block: bit i stands for base[i]. */
 typedef struct {
@@ -167,67 +80,6 @@ load_block(Block *b, const unsigned char *base, const unsigned char *end)
     b->low = low;
 }
 
-/* A string edge character that needs no closer look: printable ASCII other than the backslash. */
-static inline int
-plain_edge(unsigned char c)
-{
-    return c > ' ' && c < 0x80 && c != '\\';
-}
-
-/* Bit i set when byte i of the block (or of the next one, for *carry) is escaped by a backslash. Escapes are
- * rare, so a loop over the backslashes is enough. */
-static unsigned long long
-escaped_bits(unsigned long long backslash, unsigned long long *carry)
-{
-    unsigned long long escaped = *carry;
-    *carry = 0;
-    while (backslash) {
-        int k = __builtin_ctzll(backslash);
-        backslash &= backslash - 1;
-        if (escaped >> k & 1)
-            continue; /* an escaped backslash escapes nothing */
-        if (k == 63)
-            *carry = 1;
-        else
-            escaped |= 1ull << (k + 1);
-    }
-    return escaped;
-}
-
-/* Bit i set when an odd number of the bits 0..i of x are set (bytes from an opening quote to before its
- * closing one). */
-static inline unsigned long long
-prefix_xor(unsigned long long x)
-{
-    x ^= x << 1;
-    x ^= x << 2;
-    x ^= x << 4;
-    x ^= x << 8;
-    x ^= x << 16;
-    x ^= x << 32;
-    return x;
-}
-
-/* The content [start, q) of a string holding a backslash: does it end with a whitespace character? Walks the
- * escapes like a decoder, to tell `\\n` from `\n`. -1 when malformed. */
-static int
-escaped_end_is_space(const unsigned char *start, const unsigned char *q)
-{
-    const unsigned char *p = start, *last_escape = NULL;
-    while ((p = memchr(p, '\\', (size_t)(q - p))) != NULL) {
-        last_escape = p;
-        if (q - p < 2)
-            return -1;
-        p += (p[1] == 'u') ? 6 : 2;
-        if (p >= q) /* >=: memchr needs a non-empty range */
-            break;
-    }
-    if (last_escape != NULL && last_escape + (last_escape[1] == 'u' ? 6 : 2) == q)
-        return escape_is_space(last_escape, q);
-    if (q[-1] >= 0x80)
-        return ends_with_space_utf8(start, q);
-    return q[-1] <= ' ';
-}
 
 static unsigned int
 key_hash(const unsigned char *p, Py_ssize_t len, const unsigned char *end)
@@ -304,10 +156,9 @@ note_bracket(unsigned char c, Frame *frames, int *depth, int *nkeys)
  * masks, and a prefix XOR of the unescaped quotes tells which bytes sit inside strings. A block without
  * backslashes whose string edges are all printable ASCII (masks tell) visits only brackets and the closing
  * quotes that may end a key; any other block visits every quote and checks its edges one by one.
- * -1 rejects. `count` (a constant where inlined) skips keys and brackets, and answers the number of colons
- * outside strings instead of 1 (members). */
-static ALWAYS_INLINE Py_ssize_t
-scan_text(const unsigned char *data, Py_ssize_t size, int count)
+ * 1 accepts. (_scan_count.c holds the member-count twin of this loop, without keys and brackets.) */
+static int
+scan(const unsigned char *data, Py_ssize_t size)
 {
     const unsigned char *end = data + size;
     Frame frames[MAX_DEPTH];
@@ -317,7 +168,6 @@ scan_text(const unsigned char *data, Py_ssize_t size, int count)
     unsigned long long inside = 0;    /* all ones when the previous block ended inside a string */
     const unsigned char *last_backslash = NULL; /* the last one in earlier blocks */
     const unsigned char *start = data;          /* content of the string being read */
-    Py_ssize_t colons = 0;                      /* count mode: colons outside strings */
 
     for (const unsigned char *base = data; base < end; base += 64) {
         Block block;
@@ -341,15 +191,6 @@ scan_text(const unsigned char *data, Py_ssize_t size, int count)
                 ((closing & 1) && base > data && !plain_edge(base[-1])))
                 quick = 0;
         }
-        if (count) {
-            for (unsigned long long c = block.colon & ~in_string; c; c &= c - 1)
-                colons++;
-        }
-        if (quick && count) {
-            if (opening)
-                start = base + (63 - __builtin_clzll(opening)) + 1;
-            continue;
-        }
         if (quick) {
             unsigned long long keyish = closing & ((block.colon >> 1) | (block.low >> 1) | (1ull << 63));
             unsigned long long events = keyish | (block.bracket & ~in_string);
@@ -361,16 +202,16 @@ scan_text(const unsigned char *data, Py_ssize_t size, int count)
                     unsigned long long before = opening & ((1ull << k) - 1);
                     const unsigned char *from = before ? base + (63 - __builtin_clzll(before)) + 1 : start;
                     if (note_key(from, p, end, 0, frames, depth, keys, &nkeys) < 0)
-                        return -1;
+                        return 0;
                 }
                 else if (!note_bracket(*p, frames, &depth, &nkeys))
-                    return -1;
+                    return 0;
             }
             if (opening)
                 start = base + (63 - __builtin_clzll(opening)) + 1;
             continue;
         }
-        unsigned long long events = count ? quote : quote | (block.bracket & ~in_string);
+        unsigned long long events = quote | (block.bracket & ~in_string);
         while (events) {
             int k = __builtin_ctzll(events);
             events &= events - 1;
@@ -378,19 +219,8 @@ scan_text(const unsigned char *data, Py_ssize_t size, int count)
             if (*p == '"') {
                 if (in_string >> k & 1) { /* opening quote: check the first character */
                     start = p + 1;
-                    if (start < end && !plain_edge(*start)) {
-                        if (*start == '\\') {
-                            if (escape_is_space(start, end) != 0)
-                                return -1;
-                        }
-                        else if (*start >= 0x80) {
-                            int len;
-                            if (is_space_cp(utf8_at(start, end, &len)))
-                                return -1;
-                        }
-                        else if (*start <= ' ')
-                            return -1;
-                    }
+                    if (opening_edge_bad(start, end))
+                        return 0;
                     continue;
                 }
                 /* closing quote at p: the string's content is [start, p) */
@@ -400,35 +230,18 @@ scan_text(const unsigned char *data, Py_ssize_t size, int count)
                     const unsigned char *backslash = before ? base + (63 - __builtin_clzll(before)) : last_backslash;
                     escapes = backslash != NULL && backslash >= start;
                 }
-                if (p > start && (escapes || !plain_edge(p[-1]))) {
-                    if (escapes) {
-                        if (escaped_end_is_space(start, p) != 0)
-                            return -1;
-                    }
-                    else if (p[-1] >= 0x80) {
-                        if (ends_with_space_utf8(start, p))
-                            return -1;
-                    }
-                    else if (p[-1] <= ' ')
-                        return -1;
-                }
-                if (!count && note_key(start, p, end, escapes, frames, depth, keys, &nkeys) < 0)
-                    return -1;
+                if (closing_edge_bad(start, p, escapes) || note_key(start, p, end, escapes, frames, depth, keys, &nkeys) < 0)
+                    return 0;
                 continue;
             }
             if (!note_bracket(*p, frames, &depth, &nkeys))
-                return -1;
+                return 0;
         }
         if (block.backslash)
             last_backslash = base + (63 - __builtin_clzll(block.backslash));
     }
-    if (count)
-        return inside ? -1 : colons;
     return depth == 0 && !inside;
 }
-
-static int
-scan(const unsigned char *data, Py_ssize_t size) { return scan_text(data, size, 0) == 1; }
 
 /* `arg`'s UTF-8 text: 1 for bytes or a str; -1 for a str with no UTF-8 form (lone surrogates; the error is
  * cleared: not for the fast path); 0 for anything else. */
@@ -448,10 +261,13 @@ text_of(PyObject *arg, const char **data, Py_ssize_t *size)
     return -1;
 }
 
-/* members(data) -> int: the number of colons outside strings in the JSON text `data` (one per object member
- * when `data` is valid JSON), or -1 when some string starts or ends with whitespace (as for `clean`). */
+/* The member count (_scan_count.c): the build chosen for this CPU at import, and the portable one. */
+extern Py_ssize_t (*scan_count)(const unsigned char *, Py_ssize_t);
+Py_ssize_t scan_count_portable(const unsigned char *data, Py_ssize_t size);
+int scan_count_choose(void);
+
 static PyObject *
-members(PyObject *module, PyObject *arg)
+count_with(PyObject *arg, Py_ssize_t (*count)(const unsigned char *, Py_ssize_t))
 {
     const char *data;
     Py_ssize_t size;
@@ -460,7 +276,22 @@ members(PyObject *module, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "members(data: bytes | str)");
         return NULL;
     }
-    return PyLong_FromSsize_t(text < 0 ? -1 : scan_text((const unsigned char *)data, size, 1));
+    return PyLong_FromSsize_t(text < 0 ? -1 : count((const unsigned char *)data, size));
+}
+
+/* members(data) -> int: the number of colons outside strings in the JSON text `data` (one per object member
+ * when `data` is valid JSON), or -1 when some string starts or ends with whitespace (as for `clean`). */
+static PyObject *
+members(PyObject *module, PyObject *arg)
+{
+    return count_with(arg, scan_count);
+}
+
+/* members_portable(data) -> int: members without the CPU-specific build, for the tests that compare them. */
+static PyObject *
+members_portable(PyObject *module, PyObject *arg)
+{
+    return count_with(arg, scan_count_portable);
 }
 
 static PyObject *
@@ -485,6 +316,7 @@ clean(PyObject *module, PyObject *arg)
 
 static PyMethodDef methods[] = {
     {"members", members, METH_O, "Colons outside strings, or -1 when a string has whitespace at an edge."},
+    {"members_portable", members_portable, METH_O, "members, never with the CPU-specific build."},
     {"clean", clean, METH_O,
      "True when no JSON string starts or ends with whitespace and no object repeats a key (conservative)."},
     {NULL, NULL, 0, NULL},
@@ -495,5 +327,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, me
 PyMODINIT_FUNC
 PyInit__scan(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    /* members_build: which build members() runs on this CPU ("avx2" or "portable") */
+    if (PyModule_AddStringConstant(m, "members_build", scan_count_choose() ? "avx2" : "portable") < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
