@@ -39,6 +39,18 @@ same_str(PyObject *a, PyObject *b)
     const void *da = PyUnicode_DATA(a), *db = PyUnicode_DATA(b);
     if (len == 0)
         return 1;
+    if (kind == PyUnicode_1BYTE_KIND && len >= 8) {
+        /* paths share prefixes and suffixes ("src/", ".py"): the first and last eight bytes, loaded whole,
+         * tell most apart without a memcmp call */
+        unsigned long long x, y;
+        memcpy(&x, da, 8);
+        memcpy(&y, db, 8);
+        if (x != y)
+            return 0;
+        memcpy(&x, (const char *)da + len - 8, 8);
+        memcpy(&y, (const char *)db + len - 8, 8);
+        return x == y && (len <= 16 || memcmp((const char *)da + 8, (const char *)db + 8, (size_t)len - 16) == 0);
+    }
     if (PyUnicode_READ(kind, da, len - 1) != PyUnicode_READ(kind, db, len - 1))
         return 0;
     return memcmp(da, db, (size_t)len * kind) == 0;
@@ -77,6 +89,21 @@ listed_contains(PyObject *listed, PyObject *value, PyObject **set)
     return PySet_Contains(*set, value);
 }
 
+/* A ready exact str of at most seven one-byte characters as one number, its length (plus one) in the top byte:
+ * two such strs are equal exactly when their numbers are. 0 for any other str. */
+static inline unsigned long long
+short_key(PyObject *s)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    if (PyUnicode_KIND(s) != PyUnicode_1BYTE_KIND || len > 7)
+        return 0;
+    const Py_UCS1 *data = PyUnicode_1BYTE_DATA(s);
+    unsigned long long key = (unsigned long long)(len + 1) << 56;
+    for (Py_ssize_t i = 0; i < len; i++)
+        key |= (unsigned long long)data[i] << (8 * i);
+    return key;
+}
+
 /* Do two of the ids repeat? 1/0, -1 on error. A few exact strs are compared pairwise, without hashing. */
 static int
 ids_repeat(PyObject *ids[], Py_ssize_t n)
@@ -85,6 +112,17 @@ ids_repeat(PyObject *ids[], Py_ssize_t n)
     for (Py_ssize_t i = 0; plain && i < n; i++)
         plain = plain_str(ids[i]);
     if (plain) {
+        unsigned long long keys[16];
+        int all_short = 1;
+        for (Py_ssize_t i = 0; i < n && all_short; i++)
+            all_short = (keys[i] = short_key(ids[i])) != 0;
+        if (all_short) { /* ids like "F1": each one number, equal exactly when the strs are */
+            for (Py_ssize_t i = 1; i < n; i++)
+                for (Py_ssize_t j = 0; j < i; j++)
+                    if (keys[i] == keys[j])
+                        return 1;
+            return 0;
+        }
         for (Py_ssize_t i = 1; i < n; i++)
             for (Py_ssize_t j = 0; j < i; j++)
                 if (same_str(ids[i], ids[j]))
@@ -272,48 +310,111 @@ error:
     return NULL;
 }
 
+#define LAYOUT_MAX 64
+
+/* What counting members needs besides the value: the findings' Struct type and its slots, and where those slots
+ * sit in a finding when each is a plain object slot (layout; n == -1 when not, and they are read as in
+ * struct_members). */
+typedef struct {
+    PyTypeObject *item_type;
+    PyObject *item_slots, *unset;
+    Py_ssize_t n, offsets[LAYOUT_MAX];
+} Count;
+
 /* The members a decoded value holds (object members at any depth; see decoded_members). -1 on error. */
 static Py_ssize_t
-members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset);
+members_in(PyObject *value, const Count *count);
 
-/* Members of a typed Struct: one per slot in `slots` that is set, plus those nested in its values. Object slots
- * of the Struct's own type are read in place (borrowed); anything else goes through field_of. */
+/* What one slot `field` of a typed Struct adds to its members: 1 when it is set, plus the members nested in its
+ * value; -1 on error. An object slot of the Struct's own type is read in place (borrowed), anything else through
+ * field_of. */
 static Py_ssize_t
-struct_members(PyObject *obj, PyObject *slots, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset)
+slot_members(PyObject *obj, PyObject *field, const Count *count)
+{
+    PyObject *value = NULL, *owned = NULL;
+    if (Py_IS_TYPE(field, &PyMemberDescr_Type)) {
+        PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
+        PyMemberDef *member = descr->d_member;
+        if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) && Py_IS_TYPE(obj, descr->d_common.d_type))
+            value = *(PyObject **)((char *)obj + member->offset);
+    }
+    if (value == NULL && (value = owned = field_of(obj, field)) == NULL)
+        return -1;
+    Py_ssize_t total = 0;
+    if (value != count->unset) {
+        total = 1;
+        PyTypeObject *type = Py_TYPE(value);
+        if (type == count->item_type || type == &PyList_Type || type == &PyDict_Type) {
+            Py_ssize_t inner = members_in(value, count);
+            total = inner < 0 ? -1 : total + inner;
+        }
+    }
+    Py_XDECREF(owned);
+    return total;
+}
+
+/* Members of a typed Struct: one per slot in `slots` that is set, plus those nested in its values. */
+static Py_ssize_t
+struct_members(PyObject *obj, PyObject *slots, const Count *count)
 {
     Py_ssize_t total = 0, n = PyTuple_GET_SIZE(slots);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *field = PyTuple_GET_ITEM(slots, i), *value = NULL, *owned = NULL;
-        if (Py_IS_TYPE(field, &PyMemberDescr_Type)) {
-            PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
-            PyMemberDef *member = descr->d_member;
-            if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) && Py_IS_TYPE(obj, descr->d_common.d_type))
-                value = *(PyObject **)((char *)obj + member->offset);
-        }
-        if (value == NULL && (value = owned = field_of(obj, field)) == NULL)
-            return -1;
-        if (value != unset) {
-            total++;
-            PyTypeObject *type = Py_TYPE(value);
-            if (type == item_type || type == &PyList_Type || type == &PyDict_Type) {
-                Py_ssize_t inner = members_in(value, item_type, item_slots, unset);
-                if (inner < 0) {
-                    Py_XDECREF(owned);
-                    return -1;
-                }
-                total += inner;
-            }
-        }
-        Py_XDECREF(owned);
+    for (Py_ssize_t i = 0; i < n && total >= 0; i++) {
+        Py_ssize_t inner = slot_members(obj, PyTuple_GET_ITEM(slots, i), count);
+        total = inner < 0 ? -1 : total + inner;
     }
     return total;
 }
 
+/* struct_members for a finding, its slots read at the offsets of the layout where it has one: the commonest
+ * values (a scalar, or unset) cost a load and two compares. */
 static Py_ssize_t
-members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset)
+item_members(PyObject *item, const Count *count)
 {
-    if (Py_IS_TYPE(value, item_type))
-        return struct_members(value, item_slots, item_type, item_slots, unset);
+    if (count->n < 0)
+        return struct_members(item, count->item_slots, count);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < count->n && total >= 0; i++) {
+        PyObject *value = *(PyObject **)((char *)item + count->offsets[i]);
+        if (value == count->unset)
+            continue;
+        PyTypeObject *type = value == NULL ? NULL : Py_TYPE(value);
+        if (type == NULL || type == count->item_type || type == &PyList_Type || type == &PyDict_Type) {
+            Py_ssize_t inner = slot_members(item, PyTuple_GET_ITEM(count->item_slots, i), count);
+            total = inner < 0 ? -1 : total + inner;
+        }
+        else
+            total++;
+    }
+    return total;
+}
+
+/* The Count for these findings: with a layout when every item slot is an object slot of item_type. */
+static void
+count_init(Count *count, PyTypeObject *item_type, PyObject *item_slots, PyObject *unset)
+{
+    count->item_type = item_type;
+    count->item_slots = item_slots;
+    count->unset = unset;
+    count->n = PyTuple_GET_SIZE(item_slots);
+    if (count->n > LAYOUT_MAX)
+        count->n = -1;
+    for (Py_ssize_t i = 0; i < count->n; i++) {
+        PyObject *field = PyTuple_GET_ITEM(item_slots, i);
+        PyMemberDescrObject *descr = (PyMemberDescrObject *)field;
+        if (!Py_IS_TYPE(field, &PyMemberDescr_Type) || descr->d_member->type != T_OBJECT_EX ||
+            descr->d_common.d_type != item_type) {
+            count->n = -1;
+            return;
+        }
+        count->offsets[i] = descr->d_member->offset;
+    }
+}
+
+static Py_ssize_t
+members_in(PyObject *value, const Count *count)
+{
+    if (Py_IS_TYPE(value, count->item_type))
+        return item_members(value, count);
     int is_list = PyList_CheckExact(value), is_dict = !is_list && PyDict_CheckExact(value);
     if (!is_list && !is_dict)
         return 0;
@@ -322,7 +423,7 @@ members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObj
     Py_ssize_t total = 0;
     if (is_list) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value) && total >= 0; i++) {
-            Py_ssize_t inner = members_in(PyList_GET_ITEM(value, i), item_type, item_slots, unset);
+            Py_ssize_t inner = members_in(PyList_GET_ITEM(value, i), count);
             total = inner < 0 ? -1 : total + inner;
         }
     }
@@ -331,7 +432,7 @@ members_in(PyObject *value, PyTypeObject *item_type, PyObject *item_slots, PyObj
         Py_ssize_t pos = 0;
         total = PyDict_GET_SIZE(value);
         while (total >= 0 && PyDict_Next(value, &pos, &key, &member)) {
-            Py_ssize_t inner = members_in(member, item_type, item_slots, unset);
+            Py_ssize_t inner = members_in(member, count);
             total = inner < 0 ? -1 : total + inner;
         }
     }
@@ -351,7 +452,9 @@ decoded_members(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "decoded_members(obj, slots: tuple, item_type, item_slots: tuple, unset)");
         return NULL;
     }
-    Py_ssize_t total = struct_members(args[0], args[1], (PyTypeObject *)args[2], args[3], args[4]);
+    Count count;
+    count_init(&count, (PyTypeObject *)args[2], args[3], args[4]);
+    Py_ssize_t total = struct_members(args[0], args[1], &count);
     if (total < 0)
         PyErr_Clear(); /* too deep to count, say: -1 never matches a count, so the caller declines */
     return PyLong_FromSsize_t(total);
@@ -376,7 +479,9 @@ checked(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t count = PyLong_AsSsize_t(args[4]);
     if (count == -1 && PyErr_Occurred())
         return NULL;
-    Py_ssize_t total = struct_members(args[1], plan[0], (PyTypeObject *)plan[1], plan[2], plan[7]);
+    Count members;
+    count_init(&members, (PyTypeObject *)plan[1], plan[2], plan[7]);
+    Py_ssize_t total = struct_members(args[1], plan[0], &members);
     if (total < 0)
         PyErr_Clear();
     if (total != count)
@@ -385,46 +490,16 @@ checked(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return verdict < 0 ? NULL : PyLong_FromLong(verdict);
 }
 
-/* plain_paths(paths: tuple) -> bool: True when `paths` is not empty and every entry is an exact str that
- * ChangedFiles may keep as written: not empty, no leading "/" or ".", no trailing "/", no "//" or "/." inside,
- * no backslash (reconcile.ChangedFiles holds the reference, the join-and-search test). */
-static PyObject *
-plain_paths(PyObject *module, PyObject *paths)
-{
-    if (!PyTuple_Check(paths)) {
-        PyErr_SetString(PyExc_TypeError, "plain_paths(paths: tuple)");
-        return NULL;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(paths);
-    if (n == 0)
-        Py_RETURN_FALSE;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *path = PyTuple_GET_ITEM(paths, i);
-        if (!plain_str(path))
-            Py_RETURN_FALSE;
-        Py_ssize_t len = PyUnicode_GET_LENGTH(path);
-        int kind = PyUnicode_KIND(path);
-        const void *data = PyUnicode_DATA(path);
-        if (len == 0 || PyUnicode_READ(kind, data, 0) == '/' || PyUnicode_READ(kind, data, 0) == '.' ||
-            PyUnicode_READ(kind, data, len - 1) == '/')
-            Py_RETURN_FALSE;
-        Py_UCS4 previous = 0;
-        for (Py_ssize_t j = 0; j < len; j++) {
-            Py_UCS4 c = PyUnicode_READ(kind, data, j);
-            if (c == '\\' || (previous == '/' && (c == '/' || c == '.')))
-                Py_RETURN_FALSE;
-            previous = c;
-        }
-    }
-    Py_RETURN_TRUE;
-}
+/* In _changed.c: plain_paths, and the Views type (the C base of reconcile.ChangedFiles). */
+PyObject *changed_plain_paths(PyObject *module, PyObject *paths);
+int changed_add_type(PyObject *module);
 
 static PyMethodDef methods[] = {
     {"decoded_members", (PyCFunction)(void (*)(void))decoded_members, METH_FASTCALL,
      "Object members of a decoded typed response, at any depth."},
     {"checked", (PyCFunction)(void (*)(void))checked, METH_FASTCALL,
      "-1 when the decoded response does not hold `count` members, else placed's verdict on its findings."},
-    {"plain_paths", plain_paths, METH_O, "Every path is a str ChangedFiles keeps as written (quick check)."},
+    {"plain_paths", changed_plain_paths, METH_O, "Every path is a str ChangedFiles keeps as written (quick check)."},
     {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
      "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
     {"marks", (PyCFunction)(void (*)(void))marks, METH_FASTCALL,
@@ -437,5 +512,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_place", NULL, -1, m
 PyMODINIT_FUNC
 PyInit__place(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && changed_add_type(m) < 0)
+        Py_CLEAR(m);
+    return m;
 }

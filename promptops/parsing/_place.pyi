@@ -1,3 +1,5 @@
+from collections.abc import Iterable
+
 def placed(
     items: list[object],
     path: object,
@@ -26,3 +28,13 @@ def decoded_members(
 def checked(
     plan: tuple[object, ...], obj: object, items: list[object], listed: tuple[str, ...], count: int, /
 ) -> int: ...
+
+class Views:
+    """The slots of reconcile.ChangedFiles; __init__ calls self._general(listed) unless every path is plain."""
+
+    paths: tuple[str, ...]
+    listed: tuple[str, ...]
+    listed_plain: tuple[str, ...]
+    _normal: frozenset[str] | None
+    _plain: frozenset[str] | None
+    def __init__(self, paths: Iterable[str]) -> None: ...

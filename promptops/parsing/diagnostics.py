@@ -13,7 +13,12 @@ from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
 
+import msgspec
+
 from promptops.parsing import paths
+
+_new = object.__new__
+_to_builtins = msgspec.to_builtins
 
 ERROR = "error"
 WARNING = "warning"
@@ -131,6 +136,7 @@ class ParseOutcome:
     __slots__ = (
         "_materialize",
         "_result",
+        "_typed",
         "accepted",
         "diagnostics",
         "extracted",
@@ -166,6 +172,7 @@ class ParseOutcome:
         self.diagnostics = diagnostics
         self._result = result
         self._materialize = materialize
+        self._typed: Any = None  # see clean
         self.schema_version = schema_version
         self.prompt_version = prompt_version
         self.findings_seen = findings_seen
@@ -176,20 +183,18 @@ class ParseOutcome:
         self.truncated = truncated
 
     @classmethod
-    def clean(
-        cls,
-        diagnostics: list[Diagnostic],
-        materialize: Callable[[], dict[str, Any]],
-        versions: tuple[str, str],
-        findings: int,
-    ) -> ParseOutcome:
-        """An accepted outcome with every finding kept unchanged (the fast path's only verdict).
+    def clean(cls, diagnostics: list[Diagnostic], typed: Any, versions: tuple[str, str], findings: int) -> ParseOutcome:
+        """An accepted outcome with every finding kept unchanged (the fast path's only verdict); ``typed`` is the
+        decoded response (msgspec Structs), turned into the result on first access.
 
         Sets the slots directly: this runs once per clean response on the hot path.
         """
-        outcome = cls.__new__(cls)
-        outcome.accepted, outcome.reason, outcome.diagnostics = True, None, diagnostics
-        outcome._result, outcome._materialize = None, materialize
+        outcome = _new(cls)
+        outcome.accepted = True
+        outcome.reason = None
+        outcome.diagnostics = diagnostics
+        outcome._result = outcome._materialize = None
+        outcome._typed = typed
         outcome.schema_version, outcome.prompt_version = versions
         outcome.findings_seen = outcome.findings_kept = findings
         outcome.findings_dropped = outcome.findings_coerced = 0
@@ -213,7 +218,7 @@ class ParseOutcome:
         """
         outcome = cls.__new__(cls)
         outcome.accepted, outcome.reason, outcome.diagnostics = True, None, diagnostics
-        outcome._result, outcome._materialize = result, materialize
+        outcome._result, outcome._materialize, outcome._typed = result, materialize, None
         outcome.schema_version, outcome.prompt_version = versions
         outcome.findings_seen, outcome.findings_kept, outcome.findings_coerced = counts
         outcome.findings_dropped = counts[0] - counts[1]
@@ -232,9 +237,13 @@ class ParseOutcome:
 
     @property
     def result(self) -> dict[str, Any] | None:
-        if self._result is None and self._materialize is not None:
-            self._result = self._materialize()
-            self._materialize = None
+        if self._result is None:
+            if self._typed is not None:
+                self._result = _to_builtins(self._typed)
+                self._typed = None
+            elif self._materialize is not None:
+                self._result = self._materialize()
+                self._materialize = None
         return self._result
 
     @property

@@ -9,7 +9,6 @@ both paths give the same outcome for every input (the test suite checks this dif
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -29,7 +28,7 @@ from promptops.parsing.scan import (
     python_clean,
     strings_clean,
 )
-from promptops.parsing.typed import DECODE_ERRORS, PLACE_IDS_REPEAT, PLACE_OUT, UNSET, TypedShape
+from promptops.parsing.typed import DECODE_ERRORS, PLACE_OUT, UNSET, TypedShape
 from promptops.parsing.versions import VersionGate
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -65,6 +64,13 @@ class FastPath:
         self.typed = typed
         self._validate = validate
         self._gate = gate
+        # What parse reads of ``typed`` for every response, bound once.
+        self._decode = typed.decode_response
+        self._versions_of = typed.versions
+        self._items_of = typed.items
+        self._plan = typed.plan
+        self._plain_paths = typed.plain_paths
+        self._open_probe = typed.open_probe
         self._native = native if speedups else None
         self._count = native_count if speedups else None
         self._decoded_members = native_decoded_members if speedups else None
@@ -98,9 +104,8 @@ class FastPath:
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
         if scanned is not None and scanned < 0:
             return None
-        typed = self.typed
         try:
-            obj = typed.decode_response(data)
+            obj = self._decode(data)
         except DECODE_ERRORS as exc:
             if type(exc) is msgspec.DecodeError:
                 message = str(exc)
@@ -108,8 +113,8 @@ class FastPath:
                     return NOT_ONE_VALUE
             return None
         if request_versions is None:
-            assert typed.versions is not None  # contracts without version fields always pass request versions
-            versions = typed.versions(obj)
+            assert self._versions_of is not None  # contracts without version fields always pass request versions
+            versions = self._versions_of(obj)
         else:
             versions = request_versions
         known = self._versions_ok.get(versions)
@@ -120,28 +125,29 @@ class FastPath:
                 if scanned is not None and request_versions is None and self._whole(obj, scanned):
                     return Declined(refused=versions)
                 return None
-        items = typed.items(obj)
-        listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined
-        if scanned is not None and self._checked is not None:
+        items = self._items_of(obj)
+        listed = changed.listed_plain if self._plain_paths else changed.listed  # typed.listed, inlined
+        checked = self._checked
+        if scanned is not None and checked is not None:
             # Each member of the text has one colon outside strings: as many members decoded, none was lost
             # to a repeated key (with the scan's clean edges, the C scanner's full verdict); then placed.
-            placed = self._checked(typed.plan, obj, items, listed, scanned)
+            placed = checked(self._plan, obj, items, listed, scanned)
             if placed < 0:
                 return None
         elif scanned is not None or not self._python_gate(data, obj, items):
             return None
         elif self._placed is not None:
-            placed = self._placed(items, *typed.place_fields, listed, UNSET)
+            placed = self._placed(items, *self.typed.place_fields, listed, UNSET)
         else:
-            placed = typed.placed(items, changed)
+            placed = self.typed.placed(items, changed)
         if placed == PLACE_OUT:
             clean = scanned is not None
             return self._placed_elsewhere(obj, items, changed, max_depth, request_versions, versions, clean)
-        open_probe = typed.open_probe
-        if open_probe is not None and open_probe(obj) and not typed.shallow(obj, items, max_depth):
+        open_probe = self._open_probe
+        if open_probe is not None and open_probe(obj) and not self.typed.shallow(obj, items, max_depth):
             return None
-        diagnostics = typed.duplicate_ids(items) if placed == PLACE_IDS_REPEAT else []
-        return ParseOutcome.clean(diagnostics, functools.partial(msgspec.to_builtins, obj), versions, len(items))
+        # placed is PLACE_OK (0) or PLACE_IDS_REPEAT
+        return ParseOutcome.clean(self.typed.duplicate_ids(items) if placed else [], obj, versions, len(items))
 
     def _placed_elsewhere(
         self,

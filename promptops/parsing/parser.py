@@ -45,6 +45,7 @@ class Parser:
         self.policy = policy or contract.default_policy
         gate = VersionGate(contract, self.policy)
         self._limits = self.policy.limits
+        self._max_bytes, self._max_depth = self._limits.max_bytes, self._limits.max_depth  # read by every parse
         self._speedups = speedups
         floor = self.policy.schema_floor
         readable = [v for v in contract.schema_versions if v.major == floor.major and v >= floor]
@@ -93,7 +94,7 @@ class Parser:
                     f"contract {name}: responses carry no versions; pass schema_version and prompt_version"
                 )
             request_versions = (schema_version, prompt_version)
-        if not (type(raw) is bytes and len(raw) <= self._limits.max_bytes):
+        if not (type(raw) is bytes and len(raw) <= self._max_bytes):
             too_large = self._size_problem(raw)
             if too_large is not None:
                 return too_large
@@ -103,7 +104,7 @@ class Parser:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
             # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
             scanned = self._scan(raw) if self._scan is not None else None  # FastPath.scan, one call less
-            outcome = guess.parse(raw, changed, self._limits.max_depth, None, scanned)
+            outcome = guess.parse(raw, changed, self._max_depth, None, scanned)
             if isinstance(outcome, ParseOutcome):
                 return outcome
             if outcome is not None and outcome.refused is not None:

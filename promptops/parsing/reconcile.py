@@ -8,12 +8,15 @@ forgiven: no case folding, no Unicode normalization, no ``a/``/``b/`` diff-prefi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 _plain_paths: Callable[[tuple[object, ...]], bool] | None
+_NativeViews: type | None
 try:
+    from promptops.parsing._place import Views as _NativeViews
     from promptops.parsing._place import plain_paths as _plain_paths
 except ImportError:  # no compiler at install time: the join-and-search test below decides alone
-    _plain_paths = None
+    _plain_paths = _NativeViews = None
 
 
 def normalize_repo_path(path: str) -> str | None:
@@ -31,35 +34,53 @@ def normalize_repo_path(path: str) -> str | None:
     return normal
 
 
-class ChangedFiles:
-    """The normalized changed files of one review target; build once and reuse across responses."""
+class _Views:
+    """The slots of ChangedFiles and its constructor, in Python: the reference for _place.Views (_changed.c),
+    which stands in for it when built, and takes the paths as given when _place.plain_paths says they are all
+    already normal (the commonest answer of ``_general``)."""
 
     __slots__ = ("_normal", "_plain", "listed", "listed_plain", "paths")
+    paths: tuple[str, ...]
+    listed: tuple[str, ...]
+    listed_plain: tuple[str, ...]
+    _normal: frozenset[str] | None
+    _plain: frozenset[str] | None
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self.paths = listed = tuple(paths)
-        if _plain_paths is not None and _plain_paths(listed):
-            # The C twin of the test below, for its commonest answer: every path is a str already normal and
-            # free of backslashes, so both views are the paths as given.
-            self._normal: frozenset[str] | None = None
-            self._plain: frozenset[str] | None = None
-            self.listed: tuple[str, ...] = listed
-            self.listed_plain: tuple[str, ...] = listed
-            return
+        self.paths = tuple(paths)
+        self._general(self.paths)
+
+    def _general(self, listed: tuple[Any, ...]) -> None:
+        raise NotImplementedError  # ChangedFiles
+
+
+if TYPE_CHECKING:
+    _Base = _Views
+else:
+    _Base = _Views if _NativeViews is None else _NativeViews
+
+
+class ChangedFiles(_Base):
+    """The normalized changed files of one review target; build once and reuse across responses."""
+
+    __slots__ = ()
+
+    def _general(self, listed: tuple[Any, ...]) -> None:
+        """The views of ``listed`` (the paths as given, a tuple), for any paths."""
         # One join and two C substring searches decide the usual case: no path is empty or absolute, and no
         # segment starts with "." (so every path is already normal). A hit, or a path that is not a str, only
         # means the paths are normalized one by one.
         try:
-            joined = f"/{'/'.join(self.paths)}/"
+            joined = f"/{'/'.join(listed)}/"
         except TypeError:
             joined = "//"
         if "//" in joined or "/." in joined:
-            normal = (normalize_repo_path(p) for p in self.paths if isinstance(p, str))
-            self._normal = normal_set = frozenset(p for p in normal if p is not None)
-            self.listed = tuple(normal_set)
+            normal = (normalize_repo_path(p) for p in listed if isinstance(p, str))
+            self._normal = frozenset(p for p in normal if p is not None)
+            self.listed = tuple(self._normal)
         else:
             self._normal = None  # built on first use: the fast path compares against ``listed`` in C
-            self.listed = self.paths
+            self.listed = listed
         # A contract that turns a finding path's backslashes into "/" compares only backslash-free paths, so a
         # changed file whose name holds a backslash (legal on POSIX) can never match one: the typed checks,
         # which look at paths before any coercion, must leave such files out (``listed_plain``).
@@ -97,3 +118,6 @@ class ChangedFiles:
 
     def __repr__(self) -> str:
         return f"ChangedFiles({list(self.paths)!r})"
+
+    def __reduce__(self) -> tuple[type[ChangedFiles], tuple[tuple[str, ...]]]:
+        return (ChangedFiles, (self.paths,))  # the slots may live in C, where pickle and copy do not look

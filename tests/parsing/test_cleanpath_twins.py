@@ -4,6 +4,7 @@ paths, and the placement check's string and line comparisons."""
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -26,10 +27,11 @@ def _views(changed: ChangedFiles) -> dict[str, Any]:
     return {name: getattr(changed, name) for name in _SLOTS} | {"len": len(changed), "repr": repr(changed)}
 
 
-def _python_only(paths: list[Any], monkeypatch: pytest.MonkeyPatch) -> ChangedFiles:
-    with monkeypatch.context() as patch:
-        patch.setattr(reconcile, "_plain_paths", None)
-        return ChangedFiles(paths)
+def _python_only(paths: list[Any]) -> ChangedFiles:
+    """ChangedFiles built by the pure-Python constructor (reconcile._Views), whatever the base in use."""
+    changed = ChangedFiles.__new__(ChangedFiles)
+    reconcile._Views.__init__(changed, paths)
+    return changed
 
 
 _path = st.one_of(
@@ -43,17 +45,16 @@ _path = st.one_of(
 @settings(max_examples=800, deadline=None)
 @given(st.lists(_path, max_size=6), st.lists(st.text(alphabet="ab./\\", max_size=6), max_size=3))
 def test_changed_files_shortcut_matches_the_join_test(paths: list[Any], probes: list[str]) -> None:
-    monkeypatch = pytest.MonkeyPatch()
     try:
-        expected = _python_only(paths, monkeypatch)
+        expected = _python_only(paths)
     except TypeError:
         with pytest.raises(TypeError):
             ChangedFiles(paths)
         return
-    finally:
-        monkeypatch.undo()
     changed = ChangedFiles(paths)
     assert _views(changed) == _views(expected), paths
+    assert _views(ChangedFiles(tuple(paths))) == _views(expected), paths
+    assert _views(pickle.loads(pickle.dumps(changed))) == _views(expected), paths
     for probe in [*probes, *(p for p in paths if isinstance(p, str))]:
         assert (probe in changed) == (probe in expected), (paths, probe)
 
@@ -82,6 +83,27 @@ def test_plain_paths_answers(paths: list[Any], plain: bool) -> None:
     assert reconcile._plain_paths(tuple(paths)) is plain
 
 
+def _plain_expected(path: str) -> bool:
+    return bool(path) and path[0] not in "/." and path[-1] != "/" and not any(s in path for s in ("\\", "//", "/."))
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+@pytest.mark.parametrize("length", range(1, 50))
+def test_plain_paths_reads_long_paths_at_every_offset(length: int) -> None:
+    """Paths long enough for the sixteen-byte steps, with each unwanted pair at every offset."""
+    for fill in ("a", "é"):
+        base = (fill + "b/c") * length
+        base = base[:length]
+        for where in range(length):
+            for bad in ("\\", "//", "/.", "./", "a.", "/a"):
+                path = base[:where] + bad + base[where:]
+                assert reconcile._plain_paths is not None
+                assert reconcile._plain_paths((path,)) is _plain_expected(path), path
+                assert reconcile._plain_paths(("ok", path)) is _plain_expected(path), path
+
+
+# Ids of every length around the C check's seven-byte shortcut, one-byte (é) and wider characters, near misses.
+_IDS = ["F1", "F2", "G1", "F10", "é1", "F\U0001f600", "F1 ", "\x00", "F123456", "F1234567", "F123457", "F12345é"]
 _LINES = st.one_of(st.integers(1, 40), st.integers(1, 2**70), st.sampled_from([2**30 - 1, 2**30, 2**30 + 1, 2**60]))
 
 
@@ -90,7 +112,7 @@ _LINES = st.one_of(st.integers(1, 40), st.integers(1, 2**70), st.sampled_from([2
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["F1", "F2", "G1", "F10", "é1", "F\U0001f600", "F1 "]),
+            st.sampled_from(_IDS),
             st.sampled_from(["a.py", "b/c.py", "e\\f.py", "b/d.py", "é.py", "a.pz"]),
             _LINES,
             st.one_of(st.none(), _LINES),
@@ -116,6 +138,54 @@ def test_native_placed_matches_its_twin(rows: list[tuple[str, str, int, int | No
         items.append(msgspec.convert(item, typed.item_type))
     expected = typed.placed(items, changed)
     assert native_placed(items, *typed.place_fields, typed.listed(changed), UNSET) == expected, rows
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+def test_native_placed_tells_every_pair_of_ids() -> None:
+    """Findings all in place, so only the ids decide: every pair (and triple) of ids, including those that
+    differ in one character at any position, of one byte or more."""
+    import itertools
+
+    import msgspec
+
+    from promptops.parsing.scan import native_placed
+    from promptops.parsing.typed import UNSET
+    from tests.parsing.test_speedup_twins import _typed
+
+    assert native_placed is not None
+    typed = _typed()
+    changed = ChangedFiles(["a.py"])
+    ids = [*_IDS, *(("F123456"[:i] + "X" + "F123456"[i + 1 :]) for i in range(7)), "X", "F12345", "F1234é"]
+    for chosen in itertools.chain(itertools.combinations_with_replacement(ids, 2), itertools.combinations(ids, 3)):
+        item = {"severity": "low", "category": "test", "title": "t", "file": "a.py", "line": 1, "message": "m"}
+        items = [msgspec.convert(item | {"id": ident}, typed.item_type) for ident in chosen]
+        expected = typed.placed(items, changed)
+        assert native_placed(items, *typed.place_fields, typed.listed(changed), UNSET) == expected, chosen
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+def test_native_placed_tells_long_paths_apart_anywhere() -> None:
+    """Paths of 1 to 30 characters that differ from a changed file in one character, at every position."""
+    import msgspec
+
+    from promptops.parsing.scan import native_placed
+    from promptops.parsing.typed import UNSET
+    from tests.parsing.test_speedup_twins import _typed
+
+    assert native_placed is not None
+    typed = _typed()
+    for length in range(1, 31):
+        listed = ("src/core/users/profile/views.py"[-length:], "é" * length)
+        changed = ChangedFiles(listed)
+        for base in listed:
+            for where in range(length):
+                variant = base[:where] + ("X" if base[where] != "X" else "Y") + base[where + 1 :]
+                for path in (base, variant):
+                    item = {"id": "F1", "severity": "low", "category": "test", "title": "t", "file": path}
+                    items = [msgspec.convert(item | {"line": 1, "message": "m"}, typed.item_type)]
+                    # C first: the reference hashes the strs, and known hashes would tell them apart anyway
+                    native = native_placed(items, *typed.place_fields, typed.listed(changed), UNSET)
+                    assert native == typed.placed(items, changed), path
 
 
 @settings(max_examples=1500, deadline=None)

@@ -79,7 +79,7 @@ def test_both_builds_agree_on_any_text(parts: list[str]) -> None:
     _both(text.encode())
 
 
-@pytest.mark.parametrize("pad", range(0, 140))
+@pytest.mark.parametrize("pad", range(140))
 def test_escapes_and_edges_at_every_block_offset(pad: int) -> None:
     for body in ["\\\\", '\\"', "\\n", "a\\\\", "\\u00a0", "\\u0041", "x\\\\\\\\", "\\u2003", " ", "é", "\u3000"]:
         for template in ['{{"k": "{0}", "n:": 1}}', '["{0}", "{0}x", "x{0}", {{"{0}y": 2}}]']:
