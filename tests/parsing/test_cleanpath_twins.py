@@ -7,6 +7,7 @@ import json
 import pickle
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -315,3 +316,45 @@ def test_dropping_think_blocks_in_ascii_matches_the_regex(parts: list[str]) -> N
 
     text = "".join(parts)
     assert drop_thinking_ascii(text) == drop_thinking_re(text), text
+
+
+class _Item(msgspec.Struct, kw_only=True, gc=False):
+    a: Any = UNSET
+    b: Any = UNSET
+    c: Any = UNSET
+
+
+class _Top(msgspec.Struct, kw_only=True, gc=False):
+    items: Any = UNSET
+    meta: Any = UNSET
+
+
+_SCALAR = st.sampled_from([UNSET, 1, "s", None, True])
+_NESTED = st.recursive(
+    _SCALAR,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["k", "l"]), inner, max_size=2)
+        | st.builds(_Item, a=inner, b=inner, c=inner)
+    ),
+    max_leaves=10,
+)
+
+
+@pytest.mark.skipif(reconcile._plain_paths is None, reason="the C helpers are not built")
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.builds(_Item, a=_NESTED, b=_NESTED, c=_NESTED) | _NESTED, max_size=4), _NESTED, st.booleans())
+def test_decoded_members_counts_any_nesting(items: list[Any], meta: Any, by_name: bool) -> None:
+    """Findings whose slots hold lists, dicts and findings at any depth (no contract has such findings yet), their
+    slots given as descriptors (read at offsets in C) or as names: the C count is TypedShape.members."""
+    from types import SimpleNamespace
+
+    from promptops.parsing.scan import native_decoded_members
+    from promptops.parsing.typed import TypedShape
+
+    assert native_decoded_members is not None
+    item_slots: tuple[Any, ...] = ("a", "b", "c") if by_name else (_Item.a, _Item.b, _Item.c)
+    slots = ((_Top.items, _Top.meta), _Item, item_slots)
+    obj = _Top(items=items, meta=meta)
+    expected = TypedShape.members(SimpleNamespace(member_slots=slots), obj)  # type: ignore[arg-type]
+    assert native_decoded_members(obj, *slots, UNSET) == expected
