@@ -5,9 +5,7 @@
  * every path is a str ChangedFiles may keep as written, sets both views to it; any other paths go to the Python
  * method `_general(listed)` (reconcile.py, which also holds the pure-Python base this type stands in for).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "_place.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif

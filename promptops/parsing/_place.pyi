@@ -1,4 +1,7 @@
 from collections.abc import Iterable
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 def placed(
     items: list[object],
@@ -38,3 +41,7 @@ class Views:
     _normal: frozenset[str] | None
     _plain: frozenset[str] | None
     def __init__(self, paths: Iterable[str]) -> None: ...
+
+def clean_outcome(
+    cls: type[_T], diagnostics: list[Any], typed: object, versions: tuple[str, str], findings: int, /
+) -> _T: ...

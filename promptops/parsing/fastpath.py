@@ -24,6 +24,7 @@ from promptops.parsing.scan import (
     native_checked,
     native_count,
     native_decoded_members,
+    native_outcome,
     native_placed,
     python_clean,
     strings_clean,
@@ -55,6 +56,13 @@ class Declined(NamedTuple):
 NOT_ONE_VALUE = Declined(not_one_value=True)
 
 
+def _clean_outcome(
+    cls: type[ParseOutcome], diagnostics: list[Any], typed: Any, versions: tuple[str, str], findings: int
+) -> ParseOutcome:
+    """ParseOutcome.clean with the class first: the stand-in for scan.native_outcome (its reference)."""
+    return cls.clean(diagnostics, typed, versions, findings)
+
+
 class FastPath:
     """Whole-document decoding for one schema version, with the version-acceptance cache."""
 
@@ -76,6 +84,7 @@ class FastPath:
         self._decoded_members = native_decoded_members if speedups else None
         self._checked = native_checked if speedups else None
         self._placed = native_placed if speedups else None
+        self._outcome = native_outcome if speedups and native_outcome is not None else _clean_outcome
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
 
     def scan(self, data: bytes | str) -> int | None:
@@ -147,7 +156,8 @@ class FastPath:
         if open_probe is not None and open_probe(obj) and not self.typed.shallow(obj, items, max_depth):
             return None
         # placed is PLACE_OK (0) or PLACE_IDS_REPEAT
-        return ParseOutcome.clean(self.typed.duplicate_ids(items) if placed else [], obj, versions, len(items))
+        diagnostics = self.typed.duplicate_ids(items) if placed else []
+        return self._outcome(ParseOutcome, diagnostics, obj, versions, len(items))
 
     def _placed_elsewhere(
         self,
