@@ -25,6 +25,13 @@ from promptops.parsing.diagnostics import Code
 from promptops.parsing.scan import native, native_span_end
 from promptops.parsing.thinking import drop_thinking
 
+_Span = Callable[[str, int], tuple[int, int]]
+native_span: _Span | None
+try:
+    from promptops.parsing._span import span as native_span
+except ImportError:
+    native_span = None
+
 _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
@@ -35,6 +42,7 @@ _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _SpanEnd = Callable[[str, int], int]
+_BYTES = (bytes, bytearray, memoryview)
 _CUT = -1  # positions: the text ends inside the value
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
@@ -76,7 +84,7 @@ class Document:
 
 def decode_text(raw: str | bytes) -> str | Rejection:
     """The text of ``raw`` with surrounding whitespace and a leading BOM removed."""
-    if isinstance(raw, bytes | bytearray | memoryview):
+    if isinstance(raw, _BYTES):  # a tuple: a union would be built anew on every call
         try:
             text = bytes(raw).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -95,78 +103,79 @@ def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool
     ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results). An
     object extracted from a wrapper may come back UNREAD: ``read_span`` decodes it (or rejects the response).
     """
-    ends = native_span_end if speedups and native_span_end is not None else _span_end
     try:
         value = msgspec.json.decode(text)
     except RecursionError:
         return _too_deep(max_depth)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return _extract(text, items_field, max_depth, ends, str(exc))
+        return _extract(text, items_field, max_depth, speedups, str(exc))
     if _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
 
 
-def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, error: str) -> Document | Rejection:
+def _extract(original: str, items_field: str, max_depth: int, speedups: bool, error: str) -> Document | Rejection:
     """``error`` is the strict decoder's complaint about the whole of ``original``."""
+    walk, ends = (native_span, native_span_end) if speedups else (_span, _span_end)
+    if walk is None or ends is None:
+        walk, ends = _span, _span_end
     text = drop_thinking(original)
     wrapper_removed = text != original
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, int]] = []  # start, end, deepest nesting (measured by the walk that found the end)
     cut_start: int | None = None
+    cut_depth = 0
     pos = 0
     while (start := text.find("{", pos)) >= 0:
         if not _JSON_OBJECT_START.match(text, start):
             pos = start + 1  # prose such as "{x}" or "use {" : look further
             continue
-        end = ends(text, start)
+        end, depth = walk(text, start)
         if end < 0:
-            cut_start = start
+            cut_start, cut_depth = start, depth
             break
-        spans.append((start, end))
+        spans.append((start, end, depth))
         pos = end  # a broken object is not a candidate, and neither is anything inside it
     whole = (0, len(text)) if text is original else None  # that span was decoded already: it is no candidate
-    if len(spans) == 1 and cut_start is None and spans[0] != whole:
-        start, end = spans[0]
-        if not _deeper_than(text, start, end, max_depth):
+    if len(spans) == 1 and cut_start is None and spans[0][:2] != whole:
+        start, end, depth = spans[0]
+        if depth <= max_depth:
             # The one candidate: whether it is strict JSON is asked when it is read (read_span), after the
             # typed readers had a go at it (they only take strict JSON).
             return Document(UNREAD, extracted=True, span=text[start:end], span_error=error)
     # A whole text that is one object followed by more is strict JSON up to the end of that object: its first
     # span is a candidate, decoded only if it turns out to be the only one.
     leading = text is original and error.startswith(_TRAILING) and spans and spans[0][0] == 0
-    complete: list[tuple[int, int, Any]] = []
-    for start, end in spans:
+    complete: list[tuple[int, int, int, Any]] = []
+    for start, end, depth in spans:
         value = _BAD if (start, end) == whole else _UNDECODED if leading and start == 0 else _decode(text[start:end])
         if value is _DEEP:
             return _too_deep(max_depth)
         if value is not _BAD:
-            complete.append((start, end, value))
-    if len(complete) == 1 and complete[0][2] is _UNDECODED:
-        start, end, _ = complete[0]
-        complete[0] = (start, end, _decode(text[start:end]))
+            complete.append((start, end, depth, value))
+    if len(complete) == 1 and complete[0][3] is _UNDECODED:
+        start, end, depth, _ = complete[0]
+        complete[0] = (start, end, depth, _decode(text[start:end]))
     if len(complete) > 1 or (complete and cut_start is not None):
-        starts = ", ".join(str(s) for s, _, _ in complete) + (
+        starts = ", ".join(str(c[0]) for c in complete) + (
             f", {cut_start} (cut off)" if cut_start is not None else ""
         )
         return Rejection(Code.MULTIPLE_JSON_VALUES, f"response holds several JSON objects (at characters {starts})")
     if complete:
-        start, end, value = complete[0]
-        if _deeper_than(text, start, end, max_depth):
+        start, end, depth, value = complete[0]
+        if depth > max_depth:
             return _too_deep(max_depth)
         # Repeated keys are looked for only if the typed readers decline the span (see with_duplicates).
         return Document(value, extracted=True, span=text[start:end])
     if cut_start is not None:
         extracted = wrapper_removed or bool(text[:cut_start].strip())
-        return _salvage(text, cut_start, items_field, max_depth, extracted, ends)
+        if cut_depth > max_depth:
+            return _too_deep(max_depth)
+        return _salvage(text, cut_start, items_field, extracted, ends)
     return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
 
 
-def _salvage(
-    text: str, start: int, items_field: str, max_depth: int, extracted: bool, ends: _SpanEnd
-) -> Document | Rejection:
-    """Keep what was complete in an object the text ends inside (DESIGN.md §3.3)."""
-    if _deeper_than(text, start, len(text), max_depth):
-        return _too_deep(max_depth)
+def _salvage(text: str, start: int, items_field: str, extracted: bool, ends: _SpanEnd) -> Document | Rejection:
+    """Keep what was complete in an object the text ends inside (DESIGN.md §3.3), one no deeper than allowed."""
     end_of_text = len(text)
     members: dict[str, Any] = {}
     document = Document(members, extracted=extracted, truncation=Truncation())
@@ -323,6 +332,29 @@ def _span_end(text: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return pos
+
+
+def _span(text: str, start: int) -> tuple[int, int]:
+    """``_span_end`` and the deepest nesting reached on the way (to the end of the text when it is cut)."""
+    depth = deepest = 0
+    pos = start
+    while True:
+        match = _STRUCTURAL.search(text, pos)
+        if match is None:
+            return _CUT, deepest
+        char = match.group()
+        pos = match.end()
+        if char == '"':
+            pos = _string_end(text, pos)
+            if pos < 0:
+                return _CUT, deepest
+        elif char in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos, deepest
 
 
 def _value_end(text: str, pos: int, ends: _SpanEnd) -> int:

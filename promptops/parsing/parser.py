@@ -189,13 +189,22 @@ class Parser:
     def _typed_span(
         self, span: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
     ) -> ParseOutcome | None:
+        # As in parse: the last winner first, and the search for the declared version only if it declines.
+        guess = self._guess if request_versions is None else None
+        scanned: int | None = None
+        if guess is not None:
+            scanned = guess.scan(span)
+            outcome = guess.parse(span, changed, self._limits.max_depth, None, scanned)
+            if isinstance(outcome, ParseOutcome):
+                return outcome.mark_extracted()
         fast = self._fast_path_for(span, request_versions)
         if fast is None:
             return None
-        scanned = fast.scan(span)
-        outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
-        if isinstance(outcome, ParseOutcome):
-            return outcome.mark_extracted()
+        if fast is not guess:
+            scanned = fast.scan(span)
+            outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
+            if isinstance(outcome, ParseOutcome):
+                return outcome.mark_extracted()
         typed_document = read_itemwise(
             fast, span, self._limits.max_depth, request_versions, fast.verdict(span, scanned)
         )
