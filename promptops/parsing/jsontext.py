@@ -12,7 +12,7 @@ Duplicate keys are located exactly, so the validator can reject or drop instead 
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +22,8 @@ import msgspec
 
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
+from promptops.parsing.duplicates import duplicates_in
+from promptops.parsing.duplicates import first_duplicate_in as first_duplicate_in  # itemwise reads it here
 from promptops.parsing.scan import native, native_span_end
 from promptops.parsing.thinking import drop_thinking
 
@@ -42,6 +44,10 @@ _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _SpanEnd = Callable[[str, int], int]
+# Given a cut response's salvaged top level: the typed decoder of one finding, when its declared versions are
+# read exactly by a typed reader (see _salvage); None otherwise.
+TypedItems = Callable[[dict[str, Any]], "Callable[[str], Any] | None"]
+_TYPED_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
 _BYTES = (bytes, bytearray, memoryview)
 _CUT = -1  # positions: the text ends inside the value
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
@@ -49,6 +55,7 @@ _BAD: Any = object()  # values: not strict JSON
 UNREAD: Any = object()  # Document.value of an extracted span not decoded yet (see read_span)
 _DEEP: Any = object()
 _UNDECODED: Any = object()  # values: strict JSON, not decoded yet
+_SHALLOW = 256  # nesting up to this is within every decoder's recursion limit
 _TRAILING = "JSON is malformed: trailing characters"  # msgspec's complaint about a value followed by more
 
 
@@ -97,25 +104,53 @@ def decode_text(raw: str | bytes) -> str | Rejection:
     return text
 
 
-def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool = True) -> Document | Rejection:
+def read_document(
+    text: str, items_field: str, max_depth: int, *, speedups: bool = True, typed_items: TypedItems | None = None
+) -> Document | Rejection:
     """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read.
 
     ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results). An
     object extracted from a wrapper may come back UNREAD: ``read_span`` decodes it (or rejects the response).
     """
+    first = None
+    if text.startswith("{") and not text.endswith("}"):  # surely no object: maybe one cut off
+        first = native_span(text, 0) if speedups and native_span is not None else _span(text, 0)
+    if first is not None and first[0] < 0 and first[1] <= _SHALLOW:
+        # The text ends inside the object it opens, so it is no JSON value, and it nests too little for the
+        # decoder to run out of recursion: only the decoder's complaint is unknown, and it is rarely needed.
+        return _extract(text, items_field, max_depth, speedups, functools.partial(_complaint, text), typed_items, first)
     try:
         value = msgspec.json.decode(text)
     except RecursionError:
         return _too_deep(max_depth)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return _extract(text, items_field, max_depth, speedups, str(exc))
+        message = str(exc)
+        return _extract(text, items_field, max_depth, speedups, lambda: message, typed_items, first)
     if _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
 
 
-def _extract(original: str, items_field: str, max_depth: int, speedups: bool, error: str) -> Document | Rejection:
-    """``error`` is the strict decoder's complaint about the whole of ``original``."""
+def _complaint(text: str) -> str:
+    """The strict decoder's complaint about ``text``, one known not to be JSON nor too deep for it."""
+    try:
+        msgspec.json.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return str(exc)
+    raise AssertionError("a text cut off inside its object decoded")  # pragma: no cover
+
+
+def _extract(
+    original: str,
+    items_field: str,
+    max_depth: int,
+    speedups: bool,
+    error: Callable[[], str],
+    typed_items: TypedItems | None,
+    first: tuple[int, int] | None,
+) -> Document | Rejection:
+    """``error()`` is the strict decoder's complaint about the whole of ``original``; ``first``, when not None,
+    the walk of the object ``original`` opens at 0."""
     walk, ends = (native_span, native_span_end) if speedups else (_span, _span_end)
     if walk is None or ends is None:
         walk, ends = _span, _span_end
@@ -129,7 +164,7 @@ def _extract(original: str, items_field: str, max_depth: int, speedups: bool, er
         if not _JSON_OBJECT_START.match(text, start):
             pos = start + 1  # prose such as "{x}" or "use {" : look further
             continue
-        end, depth = walk(text, start)
+        end, depth = first if start == 0 and first is not None and text is original else walk(text, start)
         if end < 0:
             cut_start, cut_depth = start, depth
             break
@@ -141,10 +176,10 @@ def _extract(original: str, items_field: str, max_depth: int, speedups: bool, er
         if depth <= max_depth:
             # The one candidate: whether it is strict JSON is asked when it is read (read_span), after the
             # typed readers had a go at it (they only take strict JSON).
-            return Document(UNREAD, extracted=True, span=text[start:end], span_error=error)
+            return Document(UNREAD, extracted=True, span=text[start:end], span_error=error())
     # A whole text that is one object followed by more is strict JSON up to the end of that object: its first
     # span is a candidate, decoded only if it turns out to be the only one.
-    leading = text is original and error.startswith(_TRAILING) and spans and spans[0][0] == 0
+    leading = text is original and bool(spans) and spans[0][0] == 0 and error().startswith(_TRAILING)
     complete: list[tuple[int, int, int, Any]] = []
     for start, end, depth in spans:
         value = _BAD if (start, end) == whole else _UNDECODED if leading and start == 0 else _decode(text[start:end])
@@ -156,9 +191,7 @@ def _extract(original: str, items_field: str, max_depth: int, speedups: bool, er
         start, end, depth, _ = complete[0]
         complete[0] = (start, end, depth, _decode(text[start:end]))
     if len(complete) > 1 or (complete and cut_start is not None):
-        starts = ", ".join(str(c[0]) for c in complete) + (
-            f", {cut_start} (cut off)" if cut_start is not None else ""
-        )
+        starts = ", ".join(str(c[0]) for c in complete) + (f", {cut_start} (cut off)" if cut_start is not None else "")
         return Rejection(Code.MULTIPLE_JSON_VALUES, f"response holds several JSON objects (at characters {starts})")
     if complete:
         start, end, depth, value = complete[0]
@@ -170,35 +203,80 @@ def _extract(original: str, items_field: str, max_depth: int, speedups: bool, er
         extracted = wrapper_removed or bool(text[:cut_start].strip())
         if cut_depth > max_depth:
             return _too_deep(max_depth)
-        return _salvage(text, cut_start, items_field, extracted, ends)
-    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
+        return _salvage(text, cut_start, items_field, extracted, ends, typed_items)
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error()}")
 
 
-def _salvage(text: str, start: int, items_field: str, extracted: bool, ends: _SpanEnd) -> Document | Rejection:
-    """Keep what was complete in an object the text ends inside (DESIGN.md §3.3), one no deeper than allowed."""
-    end_of_text = len(text)
+def _salvage(
+    text: str, start: int, items_field: str, extracted: bool, ends: _SpanEnd, typed_items: TypedItems | None
+) -> Document | Rejection:
+    """Keep what was complete in an object the text ends inside (DESIGN.md §3.3), one no deeper than allowed.
+
+    The complete findings are decoded once the top level is read: with ``typed_items``' decoder when the top
+    level declares versions a typed reader takes exactly (clean findings then reach the validator as typed
+    Structs, as from the itemwise reader), else as plain values. Either way the first syntax error in the text
+    rejects the response.
+    """
     members: dict[str, Any] = {}
     document = Document(members, extracted=extracted, truncation=Truncation())
+    pending: list[tuple[list[Any], int, int]] = []  # each complete finding: its array, start and end
+    error = _salvage_members(text, start + 1, items_field, document, pending, ends)
+    decode_item = None
+    if error is None and pending and typed_items is not None and native is not None:
+        decode_item = typed_items(members)
+    for items, pos, end in pending:
+        span = text[pos:end]
+        value = _UNDECODED
+        if decode_item is not None and native is not None and native(span):  # no repeated key, no padded string
+            value = _typed(decode_item, span)
+        if value is _UNDECODED:
+            value = _decode(span)
+            if value is _BAD or value is _DEEP:
+                return _syntax_error(text, pos)  # before any error further on
+            duplicate = first_duplicate_in(span, value, "")
+            if duplicate is not None:
+                document.item_duplicates[len(items)] = duplicate
+        items.append(value)
+    return document if error is None else _syntax_error(text, error)
+
+
+def _typed(decode_item: Callable[[str], Any], span: str) -> Any:
+    try:
+        return decode_item(span)
+    except _TYPED_ERRORS:
+        return _UNDECODED
+
+
+def _salvage_members(
+    text: str,
+    pos: int,
+    items_field: str,
+    document: Document,
+    pending: list[tuple[list[Any], int, int]],
+    ends: _SpanEnd,
+) -> int | None:
+    """Read the members of ``document``'s object from ``pos``; None, or where the first syntax error is."""
+    end_of_text = len(text)
+    members = document.value
     truncation = document.truncation
     assert truncation is not None
-    pos = start + 1
     while True:
         pos = _skip_ws(text, pos)
         if pos >= end_of_text:
             break
         if text[pos] != '"':
-            return _syntax_error(text, pos)
+            return pos
         key_end = _string_end(text, pos + 1)
         if key_end < 0:
             break
         key = _decode(text[pos:key_end])
         if not isinstance(key, str):
-            return _syntax_error(text, pos)
+            return pos
         pos = _skip_ws(text, key_end)
         if pos >= end_of_text:
             break
         if text[pos] != ":":
-            return _syntax_error(text, pos)
+            return pos
         pos = _skip_ws(text, pos + 1)
         if pos >= end_of_text:
             truncation.cut_member = key
@@ -208,9 +286,9 @@ def _salvage(text: str, start: int, items_field: str, extracted: bool, ends: _Sp
         if key == items_field and text[pos] == "[":
             items: list[Any] = []
             members[key] = items
-            pos = _salvage_items(text, pos + 1, items, document, ends)
+            pos = _salvage_items(text, pos + 1, items, document, pending, ends)
             if pos < 0:
-                return _syntax_error(text, -pos)
+                return -pos
             if not truncation.items_complete:
                 break
         else:
@@ -221,7 +299,7 @@ def _salvage(text: str, start: int, items_field: str, extracted: bool, ends: _Sp
                 break
             value = _decode(text[pos:value_end]) if value_end > 0 else _BAD
             if value is _BAD or value is _DEEP:
-                return _syntax_error(text, pos)
+                return pos
             members[key] = value
             duplicate = first_duplicate_in(text[pos:value_end], value, paths.member(None, key))
             if duplicate is not None:
@@ -231,35 +309,41 @@ def _salvage(text: str, start: int, items_field: str, extracted: bool, ends: _Sp
         if pos >= end_of_text:
             break
         if text[pos] != ",":
-            return _syntax_error(text, pos)
+            return pos
         pos += 1
-    return document
+    return None
 
 
-def _salvage_items(text: str, pos: int, items: list[Any], document: Document, ends: _SpanEnd) -> int:
-    """Read complete findings into ``items``; return the position after the array, or -position on error."""
+def _salvage_items(
+    text: str,
+    pos: int,
+    items: list[Any],
+    document: Document,
+    pending: list[tuple[list[Any], int, int]],
+    ends: _SpanEnd,
+) -> int:
+    """Note the complete findings of the array ``items`` (filled in by _salvage) in ``pending``; return the
+    position after the array, or -position on error."""
     truncation = document.truncation
     assert truncation is not None
     end_of_text = len(text)
+    count = 0
     while True:
         pos = _skip_ws(text, pos)
         if pos >= end_of_text:
             truncation.items_complete = False
             return pos
-        if text[pos] == "]" and not items:
+        if text[pos] == "]" and not count:
             return pos + 1
         value_end = _value_end(text, pos, ends)
         if value_end == _CUT:
             truncation.items_complete = False
-            truncation.cut_item = len(items)
+            truncation.cut_item = count
             return end_of_text
-        value = _decode(text[pos:value_end]) if value_end > 0 else _BAD
-        if value is _BAD or value is _DEEP:
+        if value_end < 0:
             return -pos
-        duplicate = first_duplicate_in(text[pos:value_end], value, "")
-        if duplicate is not None:
-            document.item_duplicates[len(items)] = duplicate
-        items.append(value)
+        pending.append((items, pos, value_end))
+        count += 1
         pos = _skip_ws(text, value_end)
         if pos >= end_of_text:
             truncation.items_complete = False
@@ -393,62 +477,6 @@ def _deeper_than(text: str, start: int, stop: int, max_depth: int) -> bool:
     return False
 
 
-# ---- duplicate keys --------------------------------------------------------------------------------------
-
-
-class _Repeated(dict[str, Any]):
-    """A decoded object that had repeated keys (the stdlib decoder keeps the last value, like msgspec)."""
-
-    repeated: list[str]
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    seen: set[str] = set()
-    marked = _Repeated(obj)
-    marked.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
-    return marked
-
-
-def _may_have_duplicates(span: str, value: Any) -> bool:
-    """Cheap test: each member of a JSON text contributes one ':' outside strings.
-
-    The canonical encoding of the decoded value has the same colons inside strings, so the counts differ
-    exactly when members were lost to repeated keys (unless a colon was written as an escape).
-    """
-    return "\\u003" in span or span.count(":") != msgspec.json.encode(value).count(b":")
-
-
-def _shadow(span: str) -> Any:
-    """Decode ``span`` (known to be strict JSON) keeping track of repeated keys; numbers are irrelevant."""
-    return json.loads(span, object_pairs_hook=_pairs, parse_int=_zero, parse_float=_zero, parse_constant=_zero)
-
-
-def _zero(_: str) -> int:
-    return 0
-
-
-def first_duplicate_in(span: str, value: Any, base: str) -> str | None:
-    if (native is not None and native(span)) or not _may_have_duplicates(span, value):
-        return None
-    return _first_repeat(_shadow(span), base)
-
-
-def _first_repeat(node: Any, base: str) -> str | None:
-    stack: list[tuple[Any, str]] = [(node, base)]
-    while stack:
-        current, where = stack.pop()
-        if isinstance(current, _Repeated):
-            return paths.member(where, current.repeated[0])
-        if isinstance(current, dict):
-            stack.extend((v, paths.member(where, k)) for k, v in reversed(list(current.items())))
-        elif isinstance(current, list):
-            stack.extend((v, paths.element(where, i)) for i, v in reversed(list(enumerate(current))))
-    return None
-
-
 def read_span(document: Document, max_depth: int) -> Document | Rejection:
     """The Document of an extracted span, decoded now if ``_extract`` left it UNREAD (or why it cannot be)."""
     if document.value is not UNREAD or document.span is None:
@@ -469,20 +497,10 @@ def with_duplicates(document: Document, items_field: str) -> Document:
 
 
 def _with_duplicates(document: Document, span: str, items_field: str) -> Document:
-    value = document.value
-    if not isinstance(value, dict) or (native is not None and native(span)) or not _may_have_duplicates(span, value):
-        return document
-    shadow = _shadow(span)
-    if isinstance(shadow, _Repeated):
-        document.top_duplicates.extend(shadow.repeated)
-    for key, member in shadow.items():
-        if key == items_field and isinstance(member, list):
-            for index, item in enumerate(member):
-                repeat = _first_repeat(item, "")
-                if repeat is not None:
-                    document.item_duplicates[index] = repeat
-        else:
-            repeat = _first_repeat(member, paths.member(None, key))
-            if repeat is not None:
-                document.member_duplicates[key] = repeat
+    repeats = duplicates_in(document.value, span, items_field)
+    if repeats is not None:
+        top, members, items = repeats
+        document.top_duplicates.extend(top)
+        document.member_duplicates.update(members)
+        document.item_duplicates.update(items)
     return document

@@ -6,8 +6,9 @@ for anything a model can produce; every input ends as an accepted or rejected ou
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,7 +142,11 @@ class Parser:
         text = decode_text(raw)
         if isinstance(text, Rejection):
             return _rejected(text)
-        document = read_document(text, self.contract.items, self._limits.max_depth, speedups=self._speedups)
+        typed_items = (
+            functools.partial(self._typed_items, request_versions=request_versions) if self._speedups else None
+        )
+        items_field, max_depth = self.contract.items, self._limits.max_depth
+        document = read_document(text, items_field, max_depth, speedups=self._speedups, typed_items=typed_items)
         if isinstance(document, Rejection):
             return _rejected(document)
         if document.span is not None:  # an object taken out of a wrapper: it may well be clean JSON
@@ -212,6 +217,25 @@ class Parser:
             return None
         typed_document.extracted = True
         return self._validator.validate(typed_document, changed, request_versions)
+
+    def _typed_items(
+        self, members: dict[str, Any], request_versions: tuple[str, str] | None
+    ) -> Callable[[str], Any] | None:
+        """For the complete findings of a cut response: the typed decoder of the schema the validator will read
+        them with, when the salvaged top level declares versions a fast path reads exactly (what the itemwise
+        reader requires of the findings it hands over as Structs)."""
+        fields = self.contract.versions
+        # Where the validator takes each declaration from: the output's field, else the request.
+        schema, prompt = (
+            members.get(field) if field is not None else request_versions[index] if request_versions else None
+            for index, field in enumerate((fields.schema, fields.prompt))
+        )
+        if type(schema) is not str or type(prompt) is not str:
+            return None  # absent or not text: the validator rejects the response before its findings
+        fast = self._fast.get(schema)
+        if fast is None or not fast.versions_ok((schema, prompt)):
+            return None
+        return fast.typed.decode_item
 
     def _fast_path_for(self, raw: str | bytes, request_versions: tuple[str, str] | None) -> FastPath | None:
         if request_versions is not None:
