@@ -105,27 +105,40 @@ def decode_text(raw: str | bytes) -> str | Rejection:
 
 
 def read_document(
-    text: str, items_field: str, max_depth: int, *, speedups: bool = True, typed_items: TypedItems | None = None
+    text: str,
+    items_field: str,
+    max_depth: int,
+    *,
+    speedups: bool = True,
+    typed_items: TypedItems | None = None,
+    not_one_value: bool = False,
 ) -> Document | Rejection:
     """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read.
 
     ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results). An
     object extracted from a wrapper may come back UNREAD: ``read_span`` decodes it (or rejects the response).
+    ``not_one_value``: a typed decoder read the raw text as far as its end inside a value, or to more after one.
     """
     first = None
-    if text.startswith("{") and not text.endswith("}"):  # surely no object: maybe one cut off
+    if text.startswith("{") and (not_one_value or not text.endswith("}")):  # maybe an object cut or followed
         first = native_span(text, 0) if speedups and native_span is not None else _span(text, 0)
-    if first is not None and first[0] < 0 and first[1] <= _SHALLOW:
-        # The text ends inside the object it opens, so it is no JSON value, and it nests too little for the
-        # decoder to run out of recursion: only the decoder's complaint is unknown, and it is rarely needed.
-        return _extract(text, items_field, max_depth, speedups, functools.partial(_complaint, text), typed_items, first)
+    # Nesting this shallow cannot exhaust the decoder's recursion; then the strict decoder need not read the
+    # whole text only to complain (its complaint is asked for only if it is needed):
+    if first is not None and first[1] <= _SHALLOW:
+        complaint = functools.partial(_complaint, text)
+        if first[0] < 0:  # the text ends inside the object it opens, so it is no JSON value
+            return _extract(text, items_field, max_depth, speedups, complaint, typed_items, first, False)
+        if not_one_value and first[0] < len(text):
+            # The typed decoder read that object whole (strict JSON, which the generic decoder takes as well)
+            # and found more after it: the decoder would complain of trailing characters.
+            return _extract(text, items_field, max_depth, speedups, complaint, typed_items, first, True)
     try:
         value = msgspec.json.decode(text)
     except RecursionError:
         return _too_deep(max_depth)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         message = str(exc)
-        return _extract(text, items_field, max_depth, speedups, lambda: message, typed_items, first)
+        return _extract(text, items_field, max_depth, speedups, lambda: message, typed_items, first, False)
     if _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
@@ -148,9 +161,11 @@ def _extract(
     error: Callable[[], str],
     typed_items: TypedItems | None,
     first: tuple[int, int] | None,
+    trailing: bool,
 ) -> Document | Rejection:
     """``error()`` is the strict decoder's complaint about the whole of ``original``; ``first``, when not None,
-    the walk of the object ``original`` opens at 0."""
+    the walk of the object ``original`` opens at 0; ``trailing``: that complaint is known to be of trailing
+    characters."""
     walk, ends = (native_span, native_span_end) if speedups else (_span, _span_end)
     if walk is None or ends is None:
         walk, ends = _span, _span_end
@@ -179,7 +194,7 @@ def _extract(
             return Document(UNREAD, extracted=True, span=text[start:end], span_error=error())
     # A whole text that is one object followed by more is strict JSON up to the end of that object: its first
     # span is a candidate, decoded only if it turns out to be the only one.
-    leading = text is original and bool(spans) and spans[0][0] == 0 and error().startswith(_TRAILING)
+    leading = text is original and bool(spans) and spans[0][0] == 0 and (trailing or error().startswith(_TRAILING))
     complete: list[tuple[int, int, int, Any]] = []
     for start, end, depth in spans:
         value = _BAD if (start, end) == whole else _UNDECODED if leading and start == 0 else _decode(text[start:end])

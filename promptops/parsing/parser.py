@@ -146,7 +146,10 @@ class Parser:
             functools.partial(self._typed_items, request_versions=request_versions) if self._speedups else None
         )
         items_field, max_depth = self.contract.items, self._limits.max_depth
-        document = read_document(text, items_field, max_depth, speedups=self._speedups, typed_items=typed_items)
+        not_one_value = declined is not None and declined.not_one_value
+        document = read_document(
+            text, items_field, max_depth, speedups=self._speedups, typed_items=typed_items, not_one_value=not_one_value
+        )
         if isinstance(document, Rejection):
             return _rejected(document)
         if document.span is not None:  # an object taken out of a wrapper: it may well be clean JSON

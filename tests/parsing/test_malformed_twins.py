@@ -64,6 +64,12 @@ def _malformed(body: str) -> list[str]:
         f"{body}\n{body}",
         f"{body}\n{body[:half]}",
         f"Two: {body} and {json.dumps(_deep(7))}",
+        f"\ufeff{body} x",
+        f"  {body}\u00a0",
+        f"{body}\u200b",
+        f'{body} {{"a": 1}}',
+        f"{body} trailing words",
+        f"{body[:-1]}\n",
     ]
 
 
