@@ -5,6 +5,8 @@
  * text[start], skipping strings; -1 when the text ends first.
  * span(text, start) -> (int, int): that index, and the deepest nesting the walk reached (so the reader need
  * not walk the span again to check the depth limit).
+ * brackets_at_most(data, limit) -> bool: data (str or bytes) holds at most limit '{' and '[' in all (the
+ * reference counts them: data.count("{") + data.count("[") <= limit).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -119,11 +121,72 @@ span(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nn)", end, deepest);
 }
 
+/* How many c in p[0:n], counting no further than limit + 1: memchr hops from one to the next. */
+static Py_ssize_t
+count_upto(const char *p, Py_ssize_t n, char c, Py_ssize_t limit)
+{
+    const char *end = p + n;
+    Py_ssize_t count = 0;
+    while (p < end && (p = memchr(p, c, (size_t)(end - p))) != NULL) {
+        if (++count > limit)
+            break;
+        p++;
+    }
+    return count;
+}
+
+static PyObject *
+brackets_at_most(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "brackets_at_most(data: str | bytes, limit: int)");
+        return NULL;
+    }
+    PyObject *data = args[0];
+    Py_ssize_t limit = PyLong_AsSsize_t(args[1]);
+    if (limit == -1 && PyErr_Occurred())
+        return NULL;
+    if (limit < 0)
+        Py_RETURN_FALSE;
+    const char *bytes = NULL;
+    Py_ssize_t length = 0;
+    if (PyBytes_Check(data)) {
+        bytes = PyBytes_AS_STRING(data);
+        length = PyBytes_GET_SIZE(data);
+    }
+    else if (PyUnicode_Check(data)) {
+        if (PyUnicode_KIND(data) == PyUnicode_1BYTE_KIND) {
+            bytes = (const char *)PyUnicode_DATA(data);
+            length = PyUnicode_GET_LENGTH(data);
+        }
+        else {
+            int kind = PyUnicode_KIND(data);
+            const void *chars = PyUnicode_DATA(data);
+            Py_ssize_t count = 0, n = PyUnicode_GET_LENGTH(data);
+            for (Py_ssize_t i = 0; i < n && count <= limit; i++) {
+                Py_UCS4 c = PyUnicode_READ(kind, chars, i);
+                count += c == '{' || c == '[';
+            }
+            return PyBool_FromLong(count <= limit);
+        }
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "brackets_at_most: data must be str or bytes");
+        return NULL;
+    }
+    Py_ssize_t braces = count_upto(bytes, length, '{', limit);
+    if (braces > limit)
+        Py_RETURN_FALSE;
+    return PyBool_FromLong(braces + count_upto(bytes, length, '[', limit - braces) <= limit);
+}
+
 static PyMethodDef methods[] = {
     {"span_end", (PyCFunction)(void (*)(void))span_end, METH_FASTCALL,
      "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
     {"span", (PyCFunction)(void (*)(void))span, METH_FASTCALL,
      "(span_end(text, start), the deepest nesting reached on the way)."},
+    {"brackets_at_most", (PyCFunction)(void (*)(void))brackets_at_most, METH_FASTCALL,
+     "Whether data holds at most limit '{' and '[' in all."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -29,10 +29,12 @@ from promptops.parsing.thinking import drop_thinking
 
 _Span = Callable[[str, int], tuple[int, int]]
 native_span: _Span | None
+native_brackets: Callable[[str | bytes, int], bool] | None  # the reference is brackets_at_most
 try:
+    from promptops.parsing._span import brackets_at_most as native_brackets
     from promptops.parsing._span import span as native_span
 except ImportError:
-    native_span = None
+    native_span = native_brackets = None
 
 _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -139,9 +141,17 @@ def read_document(
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         message = str(exc)
         return _extract(text, items_field, max_depth, speedups, lambda: message, typed_items, first, False)
-    if _deeper_than(text, 0, len(text), max_depth):
+    shallow = speedups and native_brackets is not None and native_brackets(text, max_depth)
+    if not shallow and _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
+
+
+def brackets_at_most(data: str | bytes, limit: int) -> bool:
+    """``data`` holds at most ``limit`` opening brackets (so it cannot nest deeper)."""
+    if isinstance(data, str):
+        return data.count("{") + data.count("[") <= limit
+    return data.count(b"{") + data.count(b"[") <= limit
 
 
 def _complaint(text: str) -> str:

@@ -17,7 +17,15 @@ from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
 from promptops.parsing.fastpath import Declined, FastPath
 from promptops.parsing.itemwise import read_itemwise
-from promptops.parsing.jsontext import Rejection, decode_text, read_document, read_span, with_duplicates
+from promptops.parsing.jsontext import (
+    Rejection,
+    brackets_at_most,
+    decode_text,
+    native_brackets,
+    read_document,
+    read_span,
+    with_duplicates,
+)
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import native_count
 from promptops.parsing.typed import TypedShape
@@ -191,8 +199,8 @@ class Parser:
 
     def _surely_shallow(self, raw: str | bytes) -> bool:
         """No more opening brackets than the depth limit allows (nor than any decoder's recursion)."""
-        brackets = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
-        return brackets <= min(self._limits.max_depth, _SHALLOW)
+        at_most = native_brackets if self._speedups and native_brackets is not None else brackets_at_most
+        return at_most(raw, min(self._limits.max_depth, _SHALLOW))
 
     def _typed_span(
         self, span: str, changed: ChangedFiles, request_versions: tuple[str, str] | None

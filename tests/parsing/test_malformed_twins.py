@@ -26,6 +26,18 @@ def test_native_span_matches_its_twin_for_every_kind(text: str, start: int) -> N
 
 
 @settings(max_examples=1500, deadline=None)
+@given(_WALKED, st.integers(-1, 12))
+def test_native_bracket_count_matches_its_twin(text: str, limit: int) -> None:
+    if jsontext.native_brackets is None:
+        pytest.skip("the C helpers are not built")
+    for variant in (text, text.replace("é", "e").replace("\u0100", "a").replace("\U0001f600", "b")):
+        expected = jsontext.brackets_at_most(variant, limit)
+        assert jsontext.native_brackets(variant, limit) is expected, (variant, limit)
+        data = variant.encode()
+        assert jsontext.native_brackets(data, limit) is jsontext.brackets_at_most(data, limit) is expected
+
+
+@settings(max_examples=1500, deadline=None)
 @given(_WALKED, st.integers(0, 45))
 def test_the_walks_depth_is_the_one_deeper_than_measures(text: str, start: int) -> None:
     if start >= len(text) or text[start] not in "{[":
