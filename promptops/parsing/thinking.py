@@ -42,14 +42,20 @@ def drop_thinking_ascii(text: str) -> str:
         pos = tags[index][0] + len("</think>")
         index += 1
     if kept:
-        kept.append((pos, len(text)))
-        text = "".join(text[a:b] for a, b in kept)
-        tags = _tags(text)  # the joins may have made new tags ("<thi" + "nk>")
-    opened = next((at for at, opening in tags if opening), -1)
-    if opened >= 0:
-        text = text[:opened]
-    closed = max((at for at, opening in tags if not opening and (opened < 0 or at < opened)), default=-1)
-    if closed >= 0:
+        kept = [(a, b) for a, b in kept if a < b]
+        if kept:  # what comes before the blocks and between them, then what follows the last
+            text = "".join([text[a:b] for a, b in kept] + [text[pos:]])
+            tags = _tags(text)  # the joins may have made new tags ("<thi" + "nk>")
+        else:  # the text starts with its blocks: what follows them keeps its tags
+            text = text[pos:]
+            tags = [(at - pos, opening) for at, opening in tags if at >= pos]
+    closed = -1
+    for at, opening in tags:
+        if opening:  # cut off while thinking: nothing after the tag is an answer
+            text = text[:at]
+            break
+        closed = at
+    if closed >= 0:  # the last bare closing tag: the reasoning before it had no opening tag
         text = text[closed + len("</think>") :]
     return text
 
