@@ -1,5 +1,5 @@
-/* Optional speedup for the generic reader's bracket matching (promptops/parsing/jsontext.py holds the
- * references, _span_end and _span).
+/* Optional speedup for the generic reader's bracket matching (promptops/parsing/walks.py holds the
+ * references: _span_end, _span and brackets_at_most).
  *
  * span_end(text, start) -> int: index just after the bracket that closes the object or array opened at
  * text[start], skipping strings; -1 when the text ends first.

@@ -26,18 +26,16 @@ from promptops.parsing.duplicates import duplicates_in
 from promptops.parsing.duplicates import first_duplicate_in as first_duplicate_in  # itemwise reads it here
 from promptops.parsing.scan import native, native_span_end
 from promptops.parsing.thinking import drop_thinking
+from promptops.parsing.walks import _CUT, _string_end
 
-_Span = Callable[[str, int], tuple[int, int]]
-native_span: _Span | None
-native_brackets: Callable[[str | bytes, int], bool] | None  # the reference is brackets_at_most
-try:
-    from promptops.parsing._span import brackets_at_most as native_brackets
-    from promptops.parsing._span import span as native_span
-except ImportError:
-    native_span = native_brackets = None
+# The walks' references and C twins, where the parser and the tests read them (explicit re-exports).
+from promptops.parsing.walks import _deeper_than as _deeper_than
+from promptops.parsing.walks import _span as _span
+from promptops.parsing.walks import _span_end as _span_end
+from promptops.parsing.walks import brackets_at_most as brackets_at_most
+from promptops.parsing.walks import native_brackets as native_brackets
+from promptops.parsing.walks import native_span as native_span
 
-_STRUCTURAL = re.compile(r'["{}\[\]]')
-_STRING_STOP = re.compile(r'["\\]')
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _SCALAR_PREFIX = re.compile(
     r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z|t(?:r(?:ue?)?)?\Z|f(?:a(?:l(?:se?)?)?)?\Z|n(?:u(?:ll?)?)?\Z"
@@ -51,7 +49,6 @@ _SpanEnd = Callable[[str, int], int]
 TypedItems = Callable[[dict[str, Any]], "Callable[[str], Any] | None"]
 _TYPED_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
 _BYTES = (bytes, bytearray, memoryview)
-_CUT = -1  # positions: the text ends inside the value
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
 UNREAD: Any = object()  # Document.value of an extracted span not decoded yet (see read_span)
@@ -145,13 +142,6 @@ def read_document(
     if not shallow and _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
-
-
-def brackets_at_most(data: str | bytes, limit: int) -> bool:
-    """``data`` holds at most ``limit`` opening brackets (so it cannot nest deeper)."""
-    if isinstance(data, str):
-        return data.count("{") + data.count("[") <= limit
-    return data.count(b"{") + data.count(b"[") <= limit
 
 
 def _complaint(text: str) -> str:
@@ -408,64 +398,6 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-def _string_end(text: str, pos: int) -> int:
-    """Index after the closing quote of a string whose body starts at ``pos``, or _CUT."""
-    while True:
-        match = _STRING_STOP.search(text, pos)
-        if match is None:
-            return _CUT
-        if match.group() == '"':
-            return match.end()
-        pos = match.end() + 1  # skip the escaped character
-        if pos > len(text):
-            return _CUT
-
-
-def _span_end(text: str, start: int) -> int:
-    """Index after the bracket closing the object or array opened at ``start``, or _CUT."""
-    depth = 0
-    pos = start
-    while True:
-        match = _STRUCTURAL.search(text, pos)
-        if match is None:
-            return _CUT
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = _string_end(text, pos)
-            if pos < 0:
-                return _CUT
-        elif char in "{[":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return pos
-
-
-def _span(text: str, start: int) -> tuple[int, int]:
-    """``_span_end`` and the deepest nesting reached on the way (to the end of the text when it is cut)."""
-    depth = deepest = 0
-    pos = start
-    while True:
-        match = _STRUCTURAL.search(text, pos)
-        if match is None:
-            return _CUT, deepest
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = _string_end(text, pos)
-            if pos < 0:
-                return _CUT, deepest
-        elif char in "{[":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-            if depth == 0:
-                return pos, deepest
-
-
 def _value_end(text: str, pos: int, ends: _SpanEnd) -> int:
     """Index after the value starting at ``pos``; _CUT if the text ends inside it, else _NOT_A_VALUE."""
     char = text[pos]
@@ -478,28 +410,6 @@ def _value_end(text: str, pos: int, ends: _SpanEnd) -> int:
         # A number or literal running into the end of the text may be cut short ("4" of "42").
         return _CUT if _SCALAR_PREFIX.match(text, pos) else _NOT_A_VALUE
     return match.end()
-
-
-def _deeper_than(text: str, start: int, stop: int, max_depth: int) -> bool:
-    """Whether the JSON text in ``text[start:stop]`` nests arrays and objects deeper than ``max_depth``."""
-    if text.count("{", start, stop) + text.count("[", start, stop) <= max_depth:
-        return False  # cannot nest deeper than the brackets it has: the common case, decided in C
-    depth = 0
-    pos = start
-    while (match := _STRUCTURAL.search(text, pos, stop)) is not None:
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = _string_end(text, pos)
-            if pos < 0:
-                return False
-        elif char in "{[":
-            depth += 1
-            if depth > max_depth:
-                return True
-        else:
-            depth -= 1
-    return False
 
 
 def read_span(document: Document, max_depth: int) -> Document | Rejection:
