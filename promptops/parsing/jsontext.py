@@ -12,7 +12,7 @@ Duplicate keys are located exactly, so the validator can reject or drop instead 
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,11 +22,20 @@ import msgspec
 
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
+from promptops.parsing.duplicates import duplicates_in
+from promptops.parsing.duplicates import first_duplicate_in as first_duplicate_in  # itemwise reads it here
 from promptops.parsing.scan import native, native_span_end
 from promptops.parsing.thinking import drop_thinking
+from promptops.parsing.walks import _CUT, _string_end
 
-_STRUCTURAL = re.compile(r'["{}\[\]]')
-_STRING_STOP = re.compile(r'["\\]')
+# The walks' references and C twins, where the parser and the tests read them (explicit re-exports).
+from promptops.parsing.walks import _deeper_than as _deeper_than
+from promptops.parsing.walks import _span as _span
+from promptops.parsing.walks import _span_end as _span_end
+from promptops.parsing.walks import brackets_at_most as brackets_at_most
+from promptops.parsing.walks import native_brackets as native_brackets
+from promptops.parsing.walks import native_span as native_span
+
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _SCALAR_PREFIX = re.compile(
     r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z|t(?:r(?:ue?)?)?\Z|f(?:a(?:l(?:se?)?)?)?\Z|n(?:u(?:ll?)?)?\Z"
@@ -35,12 +44,17 @@ _JSON_OBJECT_START = re.compile(r'\{[ \t\n\r]*(?:"|\}|\Z)')
 _JSON_WS = " \t\n\r"
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _SpanEnd = Callable[[str, int], int]
-_CUT = -1  # positions: the text ends inside the value
+# Given a cut response's salvaged top level: the typed decoder of one finding, when its declared versions are
+# read exactly by a typed reader (see _salvage); None otherwise.
+TypedItems = Callable[[dict[str, Any]], "Callable[[str], Any] | None"]
+_TYPED_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
+_BYTES = (bytes, bytearray, memoryview)
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
 UNREAD: Any = object()  # Document.value of an extracted span not decoded yet (see read_span)
 _DEEP: Any = object()
 _UNDECODED: Any = object()  # values: strict JSON, not decoded yet
+_SHALLOW = 256  # nesting up to this is within every decoder's recursion limit
 _TRAILING = "JSON is malformed: trailing characters"  # msgspec's complaint about a value followed by more
 
 
@@ -76,7 +90,7 @@ class Document:
 
 def decode_text(raw: str | bytes) -> str | Rejection:
     """The text of ``raw`` with surrounding whitespace and a leading BOM removed."""
-    if isinstance(raw, bytes | bytearray | memoryview):
+    if isinstance(raw, _BYTES):  # a tuple: a union would be built anew on every call
         try:
             text = bytes(raw).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -89,107 +103,195 @@ def decode_text(raw: str | bytes) -> str | Rejection:
     return text
 
 
-def read_document(text: str, items_field: str, max_depth: int, *, speedups: bool = True) -> Document | Rejection:
+def read_document(
+    text: str,
+    items_field: str,
+    max_depth: int,
+    *,
+    speedups: bool = True,
+    typed_items: TypedItems | None = None,
+    not_one_value: bool = False,
+) -> Document | Rejection:
     """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read.
 
     ``speedups=False`` finds span ends with the pure-Python scanner instead of the C one (same results). An
     object extracted from a wrapper may come back UNREAD: ``read_span`` decodes it (or rejects the response).
+    ``not_one_value``: a typed decoder read the raw text as far as its end inside a value, or to more after one.
     """
-    ends = native_span_end if speedups and native_span_end is not None else _span_end
+    first = None
+    if text.startswith("{") and (not_one_value or not text.endswith("}")):  # maybe an object cut or followed
+        first = native_span(text, 0) if speedups and native_span is not None else _span(text, 0)
+    # Nesting this shallow cannot exhaust the decoder's recursion; then the strict decoder need not read the
+    # whole text only to complain (its complaint is asked for only if it is needed):
+    if first is not None and first[1] <= _SHALLOW:
+        complaint = functools.partial(_complaint, text)
+        if first[0] < 0:  # the text ends inside the object it opens, so it is no JSON value
+            return _extract(text, items_field, max_depth, speedups, complaint, typed_items, first, False)
+        if not_one_value and first[0] < len(text):
+            # The typed decoder read that object whole (strict JSON, which the generic decoder takes as well)
+            # and found more after it: the decoder would complain of trailing characters.
+            return _extract(text, items_field, max_depth, speedups, complaint, typed_items, first, True)
     try:
         value = msgspec.json.decode(text)
     except RecursionError:
         return _too_deep(max_depth)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return _extract(text, items_field, max_depth, ends, str(exc))
-    if _deeper_than(text, 0, len(text), max_depth):
+        message = str(exc)
+        return _extract(text, items_field, max_depth, speedups, lambda: message, typed_items, first, False)
+    shallow = speedups and native_brackets is not None and native_brackets(text, max_depth)
+    if not shallow and _deeper_than(text, 0, len(text), max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
 
 
-def _extract(original: str, items_field: str, max_depth: int, ends: _SpanEnd, error: str) -> Document | Rejection:
-    """``error`` is the strict decoder's complaint about the whole of ``original``."""
+def _complaint(text: str) -> str:
+    """The strict decoder's complaint about ``text``, one known not to be JSON nor too deep for it."""
+    try:
+        msgspec.json.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return str(exc)
+    raise AssertionError("a text cut off inside its object decoded")  # pragma: no cover
+
+
+def _extract(
+    original: str,
+    items_field: str,
+    max_depth: int,
+    speedups: bool,
+    error: Callable[[], str],
+    typed_items: TypedItems | None,
+    first: tuple[int, int] | None,
+    trailing: bool,
+) -> Document | Rejection:
+    """``error()`` is the strict decoder's complaint about the whole of ``original``; ``first``, when not None,
+    the walk of the object ``original`` opens at 0; ``trailing``: that complaint is known to be of trailing
+    characters."""
+    walk, ends = (native_span, native_span_end) if speedups else (_span, _span_end)
+    if walk is None or ends is None:
+        walk, ends = _span, _span_end
     text = drop_thinking(original)
     wrapper_removed = text != original
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, int]] = []  # start, end, deepest nesting (measured by the walk that found the end)
     cut_start: int | None = None
+    cut_depth = 0
     pos = 0
     while (start := text.find("{", pos)) >= 0:
         if not _JSON_OBJECT_START.match(text, start):
             pos = start + 1  # prose such as "{x}" or "use {" : look further
             continue
-        end = ends(text, start)
+        end, depth = first if start == 0 and first is not None and text is original else walk(text, start)
         if end < 0:
-            cut_start = start
+            cut_start, cut_depth = start, depth
             break
-        spans.append((start, end))
+        spans.append((start, end, depth))
         pos = end  # a broken object is not a candidate, and neither is anything inside it
     whole = (0, len(text)) if text is original else None  # that span was decoded already: it is no candidate
-    if len(spans) == 1 and cut_start is None and spans[0] != whole:
-        start, end = spans[0]
-        if not _deeper_than(text, start, end, max_depth):
+    if len(spans) == 1 and cut_start is None and spans[0][:2] != whole:
+        start, end, depth = spans[0]
+        if depth <= max_depth:
             # The one candidate: whether it is strict JSON is asked when it is read (read_span), after the
             # typed readers had a go at it (they only take strict JSON).
-            return Document(UNREAD, extracted=True, span=text[start:end], span_error=error)
+            return Document(UNREAD, extracted=True, span=text[start:end], span_error=error())
     # A whole text that is one object followed by more is strict JSON up to the end of that object: its first
     # span is a candidate, decoded only if it turns out to be the only one.
-    leading = text is original and error.startswith(_TRAILING) and spans and spans[0][0] == 0
-    complete: list[tuple[int, int, Any]] = []
-    for start, end in spans:
+    leading = text is original and bool(spans) and spans[0][0] == 0 and (trailing or error().startswith(_TRAILING))
+    complete: list[tuple[int, int, int, Any]] = []
+    for start, end, depth in spans:
         value = _BAD if (start, end) == whole else _UNDECODED if leading and start == 0 else _decode(text[start:end])
         if value is _DEEP:
             return _too_deep(max_depth)
         if value is not _BAD:
-            complete.append((start, end, value))
-    if len(complete) == 1 and complete[0][2] is _UNDECODED:
-        start, end, _ = complete[0]
-        complete[0] = (start, end, _decode(text[start:end]))
+            complete.append((start, end, depth, value))
+    if len(complete) == 1 and complete[0][3] is _UNDECODED:
+        start, end, depth, _ = complete[0]
+        complete[0] = (start, end, depth, _decode(text[start:end]))
     if len(complete) > 1 or (complete and cut_start is not None):
-        starts = ", ".join(str(s) for s, _, _ in complete) + (
-            f", {cut_start} (cut off)" if cut_start is not None else ""
-        )
+        starts = ", ".join(str(c[0]) for c in complete) + (f", {cut_start} (cut off)" if cut_start is not None else "")
         return Rejection(Code.MULTIPLE_JSON_VALUES, f"response holds several JSON objects (at characters {starts})")
     if complete:
-        start, end, value = complete[0]
-        if _deeper_than(text, start, end, max_depth):
+        start, end, depth, value = complete[0]
+        if depth > max_depth:
             return _too_deep(max_depth)
         # Repeated keys are looked for only if the typed readers decline the span (see with_duplicates).
         return Document(value, extracted=True, span=text[start:end])
     if cut_start is not None:
         extracted = wrapper_removed or bool(text[:cut_start].strip())
-        return _salvage(text, cut_start, items_field, max_depth, extracted, ends)
-    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
+        if cut_depth > max_depth:
+            return _too_deep(max_depth)
+        return _salvage(text, cut_start, items_field, extracted, ends, typed_items)
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error()}")
 
 
 def _salvage(
-    text: str, start: int, items_field: str, max_depth: int, extracted: bool, ends: _SpanEnd
+    text: str, start: int, items_field: str, extracted: bool, ends: _SpanEnd, typed_items: TypedItems | None
 ) -> Document | Rejection:
-    """Keep what was complete in an object the text ends inside (DESIGN.md §3.3)."""
-    if _deeper_than(text, start, len(text), max_depth):
-        return _too_deep(max_depth)
-    end_of_text = len(text)
+    """Keep what was complete in an object the text ends inside (DESIGN.md §3.3), one no deeper than allowed.
+
+    The complete findings are decoded once the top level is read: with ``typed_items``' decoder when the top
+    level declares versions a typed reader takes exactly (clean findings then reach the validator as typed
+    Structs, as from the itemwise reader), else as plain values. Either way the first syntax error in the text
+    rejects the response.
+    """
     members: dict[str, Any] = {}
     document = Document(members, extracted=extracted, truncation=Truncation())
+    pending: list[tuple[list[Any], int, int]] = []  # each complete finding: its array, start and end
+    error = _salvage_members(text, start + 1, items_field, document, pending, ends)
+    decode_item = None
+    if error is None and pending and typed_items is not None and native is not None:
+        decode_item = typed_items(members)
+    for items, pos, end in pending:
+        span = text[pos:end]
+        value = _UNDECODED
+        if decode_item is not None and native is not None and native(span):  # no repeated key, no padded string
+            value = _typed(decode_item, span)
+        if value is _UNDECODED:
+            value = _decode(span)
+            if value is _BAD or value is _DEEP:
+                return _syntax_error(text, pos)  # before any error further on
+            duplicate = first_duplicate_in(span, value, "")
+            if duplicate is not None:
+                document.item_duplicates[len(items)] = duplicate
+        items.append(value)
+    return document if error is None else _syntax_error(text, error)
+
+
+def _typed(decode_item: Callable[[str], Any], span: str) -> Any:
+    try:
+        return decode_item(span)
+    except _TYPED_ERRORS:
+        return _UNDECODED
+
+
+def _salvage_members(
+    text: str,
+    pos: int,
+    items_field: str,
+    document: Document,
+    pending: list[tuple[list[Any], int, int]],
+    ends: _SpanEnd,
+) -> int | None:
+    """Read the members of ``document``'s object from ``pos``; None, or where the first syntax error is."""
+    end_of_text = len(text)
+    members = document.value
     truncation = document.truncation
     assert truncation is not None
-    pos = start + 1
     while True:
         pos = _skip_ws(text, pos)
         if pos >= end_of_text:
             break
         if text[pos] != '"':
-            return _syntax_error(text, pos)
+            return pos
         key_end = _string_end(text, pos + 1)
         if key_end < 0:
             break
         key = _decode(text[pos:key_end])
         if not isinstance(key, str):
-            return _syntax_error(text, pos)
+            return pos
         pos = _skip_ws(text, key_end)
         if pos >= end_of_text:
             break
         if text[pos] != ":":
-            return _syntax_error(text, pos)
+            return pos
         pos = _skip_ws(text, pos + 1)
         if pos >= end_of_text:
             truncation.cut_member = key
@@ -199,9 +301,9 @@ def _salvage(
         if key == items_field and text[pos] == "[":
             items: list[Any] = []
             members[key] = items
-            pos = _salvage_items(text, pos + 1, items, document, ends)
+            pos = _salvage_items(text, pos + 1, items, document, pending, ends)
             if pos < 0:
-                return _syntax_error(text, -pos)
+                return -pos
             if not truncation.items_complete:
                 break
         else:
@@ -212,7 +314,7 @@ def _salvage(
                 break
             value = _decode(text[pos:value_end]) if value_end > 0 else _BAD
             if value is _BAD or value is _DEEP:
-                return _syntax_error(text, pos)
+                return pos
             members[key] = value
             duplicate = first_duplicate_in(text[pos:value_end], value, paths.member(None, key))
             if duplicate is not None:
@@ -222,35 +324,41 @@ def _salvage(
         if pos >= end_of_text:
             break
         if text[pos] != ",":
-            return _syntax_error(text, pos)
+            return pos
         pos += 1
-    return document
+    return None
 
 
-def _salvage_items(text: str, pos: int, items: list[Any], document: Document, ends: _SpanEnd) -> int:
-    """Read complete findings into ``items``; return the position after the array, or -position on error."""
+def _salvage_items(
+    text: str,
+    pos: int,
+    items: list[Any],
+    document: Document,
+    pending: list[tuple[list[Any], int, int]],
+    ends: _SpanEnd,
+) -> int:
+    """Note the complete findings of the array ``items`` (filled in by _salvage) in ``pending``; return the
+    position after the array, or -position on error."""
     truncation = document.truncation
     assert truncation is not None
     end_of_text = len(text)
+    count = 0
     while True:
         pos = _skip_ws(text, pos)
         if pos >= end_of_text:
             truncation.items_complete = False
             return pos
-        if text[pos] == "]" and not items:
+        if text[pos] == "]" and not count:
             return pos + 1
         value_end = _value_end(text, pos, ends)
         if value_end == _CUT:
             truncation.items_complete = False
-            truncation.cut_item = len(items)
+            truncation.cut_item = count
             return end_of_text
-        value = _decode(text[pos:value_end]) if value_end > 0 else _BAD
-        if value is _BAD or value is _DEEP:
+        if value_end < 0:
             return -pos
-        duplicate = first_duplicate_in(text[pos:value_end], value, "")
-        if duplicate is not None:
-            document.item_duplicates[len(items)] = duplicate
-        items.append(value)
+        pending.append((items, pos, value_end))
+        count += 1
         pos = _skip_ws(text, value_end)
         if pos >= end_of_text:
             truncation.items_complete = False
@@ -290,41 +398,6 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-def _string_end(text: str, pos: int) -> int:
-    """Index after the closing quote of a string whose body starts at ``pos``, or _CUT."""
-    while True:
-        match = _STRING_STOP.search(text, pos)
-        if match is None:
-            return _CUT
-        if match.group() == '"':
-            return match.end()
-        pos = match.end() + 1  # skip the escaped character
-        if pos > len(text):
-            return _CUT
-
-
-def _span_end(text: str, start: int) -> int:
-    """Index after the bracket closing the object or array opened at ``start``, or _CUT."""
-    depth = 0
-    pos = start
-    while True:
-        match = _STRUCTURAL.search(text, pos)
-        if match is None:
-            return _CUT
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = _string_end(text, pos)
-            if pos < 0:
-                return _CUT
-        elif char in "{[":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return pos
-
-
 def _value_end(text: str, pos: int, ends: _SpanEnd) -> int:
     """Index after the value starting at ``pos``; _CUT if the text ends inside it, else _NOT_A_VALUE."""
     char = text[pos]
@@ -337,84 +410,6 @@ def _value_end(text: str, pos: int, ends: _SpanEnd) -> int:
         # A number or literal running into the end of the text may be cut short ("4" of "42").
         return _CUT if _SCALAR_PREFIX.match(text, pos) else _NOT_A_VALUE
     return match.end()
-
-
-def _deeper_than(text: str, start: int, stop: int, max_depth: int) -> bool:
-    """Whether the JSON text in ``text[start:stop]`` nests arrays and objects deeper than ``max_depth``."""
-    if text.count("{", start, stop) + text.count("[", start, stop) <= max_depth:
-        return False  # cannot nest deeper than the brackets it has: the common case, decided in C
-    depth = 0
-    pos = start
-    while (match := _STRUCTURAL.search(text, pos, stop)) is not None:
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = _string_end(text, pos)
-            if pos < 0:
-                return False
-        elif char in "{[":
-            depth += 1
-            if depth > max_depth:
-                return True
-        else:
-            depth -= 1
-    return False
-
-
-# ---- duplicate keys --------------------------------------------------------------------------------------
-
-
-class _Repeated(dict[str, Any]):
-    """A decoded object that had repeated keys (the stdlib decoder keeps the last value, like msgspec)."""
-
-    repeated: list[str]
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    seen: set[str] = set()
-    marked = _Repeated(obj)
-    marked.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
-    return marked
-
-
-def _may_have_duplicates(span: str, value: Any) -> bool:
-    """Cheap test: each member of a JSON text contributes one ':' outside strings.
-
-    The canonical encoding of the decoded value has the same colons inside strings, so the counts differ
-    exactly when members were lost to repeated keys (unless a colon was written as an escape).
-    """
-    return "\\u003" in span or span.count(":") != msgspec.json.encode(value).count(b":")
-
-
-def _shadow(span: str) -> Any:
-    """Decode ``span`` (known to be strict JSON) keeping track of repeated keys; numbers are irrelevant."""
-    return json.loads(span, object_pairs_hook=_pairs, parse_int=_zero, parse_float=_zero, parse_constant=_zero)
-
-
-def _zero(_: str) -> int:
-    return 0
-
-
-def first_duplicate_in(span: str, value: Any, base: str) -> str | None:
-    if (native is not None and native(span)) or not _may_have_duplicates(span, value):
-        return None
-    return _first_repeat(_shadow(span), base)
-
-
-def _first_repeat(node: Any, base: str) -> str | None:
-    stack: list[tuple[Any, str]] = [(node, base)]
-    while stack:
-        current, where = stack.pop()
-        if isinstance(current, _Repeated):
-            return paths.member(where, current.repeated[0])
-        if isinstance(current, dict):
-            stack.extend((v, paths.member(where, k)) for k, v in reversed(list(current.items())))
-        elif isinstance(current, list):
-            stack.extend((v, paths.element(where, i)) for i, v in reversed(list(enumerate(current))))
-    return None
 
 
 def read_span(document: Document, max_depth: int) -> Document | Rejection:
@@ -437,20 +432,10 @@ def with_duplicates(document: Document, items_field: str) -> Document:
 
 
 def _with_duplicates(document: Document, span: str, items_field: str) -> Document:
-    value = document.value
-    if not isinstance(value, dict) or (native is not None and native(span)) or not _may_have_duplicates(span, value):
-        return document
-    shadow = _shadow(span)
-    if isinstance(shadow, _Repeated):
-        document.top_duplicates.extend(shadow.repeated)
-    for key, member in shadow.items():
-        if key == items_field and isinstance(member, list):
-            for index, item in enumerate(member):
-                repeat = _first_repeat(item, "")
-                if repeat is not None:
-                    document.item_duplicates[index] = repeat
-        else:
-            repeat = _first_repeat(member, paths.member(None, key))
-            if repeat is not None:
-                document.member_duplicates[key] = repeat
+    repeats = duplicates_in(document.value, span, items_field)
+    if repeats is not None:
+        top, members, items = repeats
+        document.top_duplicates.extend(top)
+        document.member_duplicates.update(members)
+        document.item_duplicates.update(items)
     return document

@@ -6,8 +6,9 @@ for anything a model can produce; every input ends as an accepted or rejected ou
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,15 @@ from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
 from promptops.parsing.fastpath import Declined, FastPath
 from promptops.parsing.itemwise import read_itemwise
-from promptops.parsing.jsontext import Rejection, decode_text, read_document, read_span, with_duplicates
+from promptops.parsing.jsontext import (
+    Rejection,
+    brackets_at_most,
+    decode_text,
+    native_brackets,
+    read_document,
+    read_span,
+    with_duplicates,
+)
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import native_count
 from promptops.parsing.typed import TypedShape
@@ -142,7 +151,14 @@ class Parser:
         text = decode_text(raw)
         if isinstance(text, Rejection):
             return _rejected(text)
-        document = read_document(text, self.contract.items, self._limits.max_depth, speedups=self._speedups)
+        typed_items = (
+            functools.partial(self._typed_items, request_versions=request_versions) if self._speedups else None
+        )
+        items_field, max_depth = self.contract.items, self._limits.max_depth
+        not_one_value = declined is not None and declined.not_one_value
+        document = read_document(
+            text, items_field, max_depth, speedups=self._speedups, typed_items=typed_items, not_one_value=not_one_value
+        )
         if isinstance(document, Rejection):
             return _rejected(document)
         if document.span is not None:  # an object taken out of a wrapper: it may well be clean JSON
@@ -184,19 +200,28 @@ class Parser:
 
     def _surely_shallow(self, raw: str | bytes) -> bool:
         """No more opening brackets than the depth limit allows (nor than any decoder's recursion)."""
-        brackets = raw.count(b"{") + raw.count(b"[") if isinstance(raw, bytes) else raw.count("{") + raw.count("[")
-        return brackets <= min(self._limits.max_depth, _SHALLOW)
+        at_most = native_brackets if self._speedups and native_brackets is not None else brackets_at_most
+        return at_most(raw, min(self._limits.max_depth, _SHALLOW))
 
     def _typed_span(
         self, span: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
     ) -> ParseOutcome | None:
+        # As in parse: the last winner first, and the search for the declared version only if it declines.
+        guess = self._guess if request_versions is None else None
+        scanned: int | None = None
+        if guess is not None:
+            scanned = guess.scan(span)
+            outcome = guess.parse(span, changed, self._limits.max_depth, None, scanned)
+            if isinstance(outcome, ParseOutcome):
+                return outcome.mark_extracted()
         fast = self._fast_path_for(span, request_versions)
         if fast is None:
             return None
-        scanned = fast.scan(span)
-        outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
-        if isinstance(outcome, ParseOutcome):
-            return outcome.mark_extracted()
+        if fast is not guess:
+            scanned = fast.scan(span)
+            outcome = fast.parse(span, changed, self._limits.max_depth, request_versions, scanned)
+            if isinstance(outcome, ParseOutcome):
+                return outcome.mark_extracted()
         typed_document = read_itemwise(
             fast, span, self._limits.max_depth, request_versions, fast.verdict(span, scanned)
         )
@@ -204,6 +229,25 @@ class Parser:
             return None
         typed_document.extracted = True
         return self._validator.validate(typed_document, changed, request_versions)
+
+    def _typed_items(
+        self, members: dict[str, Any], request_versions: tuple[str, str] | None
+    ) -> Callable[[str], Any] | None:
+        """For the complete findings of a cut response: the typed decoder of the schema the validator will read
+        them with, when the salvaged top level declares versions a fast path reads exactly (what the itemwise
+        reader requires of the findings it hands over as Structs)."""
+        fields = self.contract.versions
+        # Where the validator takes each declaration from: the output's field, else the request.
+        schema, prompt = (
+            members.get(field) if field is not None else request_versions[index] if request_versions else None
+            for index, field in enumerate((fields.schema, fields.prompt))
+        )
+        if type(schema) is not str or type(prompt) is not str:
+            return None  # absent or not text: the validator rejects the response before its findings
+        fast = self._fast.get(schema)
+        if fast is None or not fast.versions_ok((schema, prompt)):
+            return None
+        return fast.typed.decode_item
 
     def _fast_path_for(self, raw: str | bytes, request_versions: tuple[str, str] | None) -> FastPath | None:
         if request_versions is not None:
