@@ -13,51 +13,6 @@
 
 #define LINEAR_MAX 32 /* up to this many entries, comparing strings beats hashing fresh ones */
 
-/* Exact str objects with the same characters (str.__eq__ for them); both must be ready. Lengths, kinds, hashes
- * when both are known, and the last character (where paths and ids usually differ) settle most unequal pairs
- * without a memcmp call. */
-static inline int
-same_str(PyObject *a, PyObject *b)
-{
-    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
-    if (a == b)
-        return 1;
-    if (PyUnicode_GET_LENGTH(b) != len || PyUnicode_KIND(a) != PyUnicode_KIND(b))
-        return 0;
-    Py_hash_t ha = ((PyASCIIObject *)a)->hash, hb = ((PyASCIIObject *)b)->hash;
-    if (ha != -1 && hb != -1 && ha != hb)
-        return 0;
-    int kind = PyUnicode_KIND(a);
-    const void *da = PyUnicode_DATA(a), *db = PyUnicode_DATA(b);
-    if (len == 0)
-        return 1;
-    if (kind == PyUnicode_1BYTE_KIND && len >= 8) {
-        /* paths share prefixes and suffixes ("src/", ".py"): the first and last eight bytes, loaded whole,
-         * tell most apart without a memcmp call */
-        unsigned long long x, y;
-        memcpy(&x, da, 8);
-        memcpy(&y, db, 8);
-        if (x != y)
-            return 0;
-        memcpy(&x, (const char *)da + len - 8, 8);
-        memcpy(&y, (const char *)db + len - 8, 8);
-        return x == y && (len <= 16 || memcmp((const char *)da + 8, (const char *)db + 8, (size_t)len - 16) == 0);
-    }
-    if (PyUnicode_READ(kind, da, len - 1) != PyUnicode_READ(kind, db, len - 1))
-        return 0;
-    return memcmp(da, db, (size_t)len * kind) == 0;
-}
-
-static inline int
-plain_str(PyObject *value)
-{
-#if PY_VERSION_HEX < 0x030C0000
-    return PyUnicode_CheckExact(value) && PyUnicode_READY(value) == 0;
-#else
-    return PyUnicode_CheckExact(value);
-#endif
-}
-
 /* Is `value` in the tuple `listed`? 1/0, -1 on error. Short tuples of exact strs are compared in place;
  * otherwise (*set, built once per call) answers like `value in frozenset(listed)`. */
 static int
@@ -187,7 +142,7 @@ item_placed(PyObject *item, PyObject *const *names, PyObject *listed, PyObject *
  * absent and pass); otherwise 2 when two ids are equal (the exact walk is then worth making), else 0. */
 /* The verdict of placed (0, 1 or 2) on `items`, with fields[0..3] the path, line, end_line and id fields;
  * -1 with an exception set. */
-static int
+int
 placed_verdict(PyObject *items, PyObject *const *fields, PyObject *listed, PyObject *unset)
 {
     PyObject *ident = fields[3], *set = NULL;
@@ -337,6 +292,8 @@ static PyMethodDef methods[] = {
      "Object members of a decoded typed response, at any depth."},
     {"checked", (PyCFunction)(void (*)(void))checked, METH_FASTCALL,
      "-1 when the decoded response does not hold `count` members, else placed's verdict on its findings."},
+    {"accept", (PyCFunction)(void (*)(void))fused_accept, METH_FASTCALL,
+     "FastPath.parse's accepted route in one call: the outcome, or else the scanner's count."},
     {"clean_outcome", (PyCFunction)(void (*)(void))outcome_clean, METH_FASTCALL,
      "ParseOutcome.clean in C: cls's accepted outcome with every finding kept."},
     {"plain_paths", changed_plain_paths, METH_O, "Every path is a str ChangedFiles keeps as written (quick check)."},

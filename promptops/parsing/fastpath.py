@@ -9,7 +9,10 @@ both paths give the same outcome for every input (the test suite checks this dif
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import operator
+import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -21,6 +24,7 @@ from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import (
     native,
+    native_accept,
     native_checked,
     native_count,
     native_decoded_members,
@@ -63,6 +67,25 @@ def _clean_outcome(
     return cls.clean(diagnostics, typed, versions, findings)
 
 
+def _slots_read(getter: Any, owner: Any) -> tuple[Any, ...] | None:
+    """The member descriptors of ``owner`` that an ``operator.attrgetter`` reads (C reads the slots directly),
+    else None: a getter of dotted names, of anything but slots, or not an attrgetter."""
+    if type(getter) is not operator.attrgetter or not isinstance(owner, type):
+        return None
+    names = getter.__reduce__()[1]
+    slots = tuple(inspect.getattr_static(owner, name, None) for name in names)
+    return slots if all(type(slot) is types.MemberDescriptorType for slot in slots) else None
+
+
+def _undecodable(exc: BaseException) -> Declined | None:
+    """FastPath.parse's answer when the typed decoder raised ``exc`` (one of DECODE_ERRORS)."""
+    if type(exc) is msgspec.DecodeError:
+        message = str(exc)
+        if message == _TRUNCATED or message.startswith(_TRAILING):
+            return NOT_ONE_VALUE
+    return None
+
+
 class FastPath:
     """Whole-document decoding for one schema version, with the version-acceptance cache."""
 
@@ -86,6 +109,22 @@ class FastPath:
         self._placed = native_placed if speedups else None
         self._outcome = native_outcome if speedups and native_outcome is not None else _clean_outcome
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
+        # What _place.accept takes to run scan and parse's accepted route for versions read from the text in one
+        # C call (see accept_reference); None without the C helpers or when the contract has no version fields.
+        self.accept_bound: tuple[Any, ...] | None = None
+        natives = (native_accept, native_count, native_checked, native_outcome)
+        if speedups and None not in natives and self._versions_of is not None:
+            self.accept_bound = self._accept_bound()
+
+    def _accept_bound(self) -> tuple[Any, ...]:
+        """The pieces _place.accept works with (see _fused.c), getters of slots as the slots' descriptors."""
+        response = getattr(getattr(self._decode, "__self__", None), "type", None)  # the decoder's Struct type
+        versions = _slots_read(self._versions_of, response) or self._versions_of
+        items = (_slots_read(self._items_of, response) or (self._items_of,))[0]
+        probe = (_slots_read(self._open_probe, response) or (self._open_probe,))[0]
+        listed = inspect.getattr_static(ChangedFiles, "listed_plain" if self._plain_paths else "listed")
+        return (native_count, self._decode, versions, self._versions_ok, items, ChangedFiles, listed, self._plan,
+                probe, self.typed.duplicate_ids, ParseOutcome)  # fmt: skip
 
     def scan(self, data: bytes | str) -> int | None:
         """The C scanner's count of the raw text: its colons outside strings, -1 when a string has whitespace at
@@ -109,18 +148,24 @@ class FastPath:
         max_depth: int,
         request_versions: tuple[str, str] | None,
         scanned: int | None,
+        decoded: Any = None,
     ) -> ParseOutcome | Declined | None:
+        """``decoded``: what ``self._decode(data)`` returned or raised, when ``accept`` already decoded the text
+        (never None)."""
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
         if scanned is not None and scanned < 0:
             return None
-        try:
-            obj = self._decode(data)
-        except DECODE_ERRORS as exc:
-            if type(exc) is msgspec.DecodeError:
-                message = str(exc)
-                if message == _TRUNCATED or message.startswith(_TRAILING):
-                    return NOT_ONE_VALUE
-            return None
+        if decoded is None:
+            try:
+                obj = self._decode(data)
+            except DECODE_ERRORS as exc:
+                return _undecodable(exc)
+        elif isinstance(decoded, BaseException):
+            if isinstance(decoded, DECODE_ERRORS):
+                return _undecodable(decoded)
+            raise decoded
+        else:
+            obj = decoded
         if request_versions is None:
             assert self._versions_of is not None  # contracts without version fields always pass request versions
             versions = self._versions_of(obj)
@@ -158,6 +203,30 @@ class FastPath:
         # placed is PLACE_OK (0) or PLACE_IDS_REPEAT
         diagnostics = self.typed.duplicate_ids(items) if placed else []
         return self._outcome(ParseOutcome, diagnostics, obj, versions, len(items))
+
+    def accept_reference(self, data: bytes | str, changed: ChangedFiles) -> ParseOutcome | int | tuple[int, Any]:
+        """What ``accept`` answers, in Python (its reference, with versions read from the text): the outcome when
+        ``parse`` accepts on its own route without looking into open objects; else the scanner's count, with what
+        decoding returned or raised when the text was decoded, and the caller runs ``parse`` with them (which then
+        decides exactly as without ``accept``)."""
+        scanned = self.scan(data)
+        assert scanned is not None and self._checked is not None and self._versions_of is not None
+        if scanned < 0:
+            return scanned
+        try:
+            obj = self._decode(data)
+        except DECODE_ERRORS as exc:
+            return scanned, exc
+        versions = self._versions_of(obj)
+        if self._versions_ok.get(versions) is not True:
+            return scanned, obj
+        items = self._items_of(obj)
+        listed = changed.listed_plain if self._plain_paths else changed.listed
+        placed = self._checked(self._plan, obj, items, listed, scanned)
+        if placed < 0 or placed == PLACE_OUT or (self._open_probe is not None and self._open_probe(obj)):
+            return scanned, obj
+        diagnostics = self.typed.duplicate_ids(items) if placed else []
+        return ParseOutcome.clean(diagnostics, obj, versions, len(items))
 
     def _placed_elsewhere(
         self,

@@ -27,6 +27,7 @@ from promptops.parsing.jsontext import (
     with_duplicates,
 )
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.scan import native_accept as _accept
 from promptops.parsing.scan import native_count
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
@@ -112,8 +113,17 @@ class Parser:
         if guess is not None:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
             # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
-            scanned = self._scan(raw) if self._scan is not None else None  # FastPath.scan, one call less
-            outcome = guess.parse(raw, changed, self._max_depth, None, scanned)
+            bound = guess.accept_bound
+            decoded = None
+            if bound is not None and _accept is not None:
+                # The accepted route whole in C; else the count, and the decoded response when there is one.
+                accepted = _accept(bound, raw, changed)
+                if isinstance(accepted, ParseOutcome):
+                    return accepted
+                scanned, decoded = (accepted, None) if type(accepted) is int else accepted
+            elif self._scan is not None:
+                scanned = self._scan(raw)  # FastPath.scan, one call less
+            outcome = guess.parse(raw, changed, self._max_depth, None, scanned, decoded)
             if isinstance(outcome, ParseOutcome):
                 return outcome
             if outcome is not None and outcome.refused is not None:
