@@ -20,7 +20,7 @@ import msgspec
 
 from promptops.errors import VersionError
 from promptops.parsing.diagnostics import ParseOutcome
-from promptops.parsing.jsontext import Document
+from promptops.parsing.jsontext import TRAILING, Document
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import (
     native,
@@ -39,7 +39,6 @@ from promptops.versioning import PromptVersion, SchemaVersion
 
 _VERSION_CACHE_LIMIT = 4096
 _TRUNCATED = "Input data was truncated"  # msgspec's complaint about a text that ends inside a value
-_TRAILING = "JSON is malformed: trailing characters"  # and about a value followed by more
 Validate = Callable[[Document, ChangedFiles, "tuple[str, str] | None"], ParseOutcome]
 
 
@@ -81,7 +80,7 @@ def _undecodable(exc: BaseException) -> Declined | None:
     """FastPath.parse's answer when the typed decoder raised ``exc`` (one of DECODE_ERRORS)."""
     if type(exc) is msgspec.DecodeError:
         message = str(exc)
-        if message == _TRUNCATED or message.startswith(_TRAILING):
+        if message == _TRUNCATED or message.startswith(TRAILING):
             return NOT_ONE_VALUE
     return None
 

@@ -26,7 +26,8 @@ from promptops.parsing.duplicates import duplicates_in
 from promptops.parsing.duplicates import first_duplicate_in as first_duplicate_in  # itemwise reads it here
 from promptops.parsing.scan import native, native_span_end
 from promptops.parsing.thinking import drop_thinking
-from promptops.parsing.walks import _CUT, _string_end
+from promptops.parsing.typed import DECODE_ERRORS
+from promptops.parsing.walks import _CUT, SHALLOW, _string_end
 
 # The walks' references and C twins, where the parser and the tests read them (explicit re-exports).
 from promptops.parsing.walks import _deeper_than as _deeper_than
@@ -47,15 +48,13 @@ _SpanEnd = Callable[[str, int], int]
 # Given a cut response's salvaged top level: the typed decoder of one finding, when its declared versions are
 # read exactly by a typed reader (see _salvage); None otherwise.
 TypedItems = Callable[[dict[str, Any]], "Callable[[str], Any] | None"]
-_TYPED_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
 _BYTES = (bytes, bytearray, memoryview)
 _NOT_A_VALUE = -2  # positions: no JSON value starts here
 _BAD: Any = object()  # values: not strict JSON
 UNREAD: Any = object()  # Document.value of an extracted span not decoded yet (see read_span)
 _DEEP: Any = object()
 _UNDECODED: Any = object()  # values: strict JSON, not decoded yet
-_SHALLOW = 256  # nesting up to this is within every decoder's recursion limit
-_TRAILING = "JSON is malformed: trailing characters"  # msgspec's complaint about a value followed by more
+TRAILING = "JSON is malformed: trailing characters"  # msgspec's complaint about a value followed by more
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,7 @@ def read_document(
         first = native_span(text, 0) if speedups and native_span is not None else _span(text, 0)
     # Nesting this shallow cannot exhaust the decoder's recursion; then the strict decoder need not read the
     # whole text only to complain (its complaint is asked for only if it is needed):
-    if first is not None and first[1] <= _SHALLOW:
+    if first is not None and first[1] <= SHALLOW:
         complaint = functools.partial(_complaint, text)
         if first[0] < 0:  # the text ends inside the object it opens, so it is no JSON value
             return _extract(text, items_field, max_depth, speedups, complaint, typed_items, first, False)
@@ -194,7 +193,7 @@ def _extract(
             return Document(UNREAD, extracted=True, span=text[start:end], span_error=error())
     # A whole text that is one object followed by more is strict JSON up to the end of that object: its first
     # span is a candidate, decoded only if it turns out to be the only one.
-    leading = text is original and bool(spans) and spans[0][0] == 0 and (trailing or error().startswith(_TRAILING))
+    leading = text is original and bool(spans) and spans[0][0] == 0 and (trailing or error().startswith(TRAILING))
     complete: list[tuple[int, int, int, Any]] = []
     for start, end, depth in spans:
         value = _BAD if (start, end) == whole else _UNDECODED if leading and start == 0 else _decode(text[start:end])
@@ -258,7 +257,7 @@ def _salvage(
 def _typed(decode_item: Callable[[str], Any], span: str) -> Any:
     try:
         return decode_item(span)
-    except _TYPED_ERRORS:
+    except DECODE_ERRORS:
         return _UNDECODED
 
 

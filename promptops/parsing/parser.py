@@ -32,6 +32,7 @@ from promptops.parsing.scan import native_count
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
+from promptops.parsing.walks import SHALLOW
 from promptops.policy import ParserPolicy
 
 
@@ -211,7 +212,7 @@ class Parser:
     def _surely_shallow(self, raw: str | bytes) -> bool:
         """No more opening brackets than the depth limit allows (nor than any decoder's recursion)."""
         at_most = native_brackets if self._speedups and native_brackets is not None else brackets_at_most
-        return at_most(raw, min(self._limits.max_depth, _SHALLOW))
+        return at_most(raw, min(self._limits.max_depth, SHALLOW))
 
     def _typed_span(
         self, span: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
@@ -284,7 +285,6 @@ class Parser:
 
 
 _REFUSALS_LIMIT = 4096  # declared pairs come from model output: keep the memo bounded
-_SHALLOW = 256  # bracket counts up to this are within every decoder's recursion limit
 
 
 @dataclass(frozen=True)

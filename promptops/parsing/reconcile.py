@@ -51,7 +51,8 @@ class _Views:
         self._general(self.paths)
 
     def _general(self, listed: tuple[Any, ...]) -> None:
-        raise NotImplementedError  # ChangedFiles
+        """Set the views of ``listed``: ChangedFiles defines it, for this base and for _place.Views alike."""
+        raise NotImplementedError
 
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ except ImportError:
 _STRUCTURAL = re.compile(r'["{}\[\]]')
 _STRING_STOP = re.compile(r'["\\]')
 _CUT = -1  # positions: the text ends inside the value
+SHALLOW = 256  # nesting (or a count of opening brackets) up to this is within every decoder's recursion limit
 
 
 def brackets_at_most(data: str | bytes, limit: int) -> bool:
@@ -42,24 +43,7 @@ def _string_end(text: str, pos: int) -> int:
 
 def _span_end(text: str, start: int) -> int:
     """Index after the bracket closing the object or array opened at ``start``, or _CUT."""
-    depth = 0
-    pos = start
-    while True:
-        match = _STRUCTURAL.search(text, pos)
-        if match is None:
-            return _CUT
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = _string_end(text, pos)
-            if pos < 0:
-                return _CUT
-        elif char in "{[":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return pos
+    return _span(text, start)[0]
 
 
 def _span(text: str, start: int) -> tuple[int, int]:
