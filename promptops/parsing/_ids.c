@@ -1,6 +1,8 @@
 /* Optional speedup for the findings checks' duplicate-id test (the reference is findings._ids_repeat).
  *
  * repeats(kept_ids) -> bool: some id (the second of each (index, id) pair) occurs twice, None included.
+ * keep_marked(items, marks, unset, kept, kept_ids, start) -> int: keeps the run of marked findings from start on
+ * (the reference is findings._keep_marked).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -69,8 +71,57 @@ repeats(PyObject *module, PyObject *kept_ids)
     Py_RETURN_FALSE;
 }
 
+/* keep_marked(items, marks, unset, kept, kept_ids, start) -> int: from index start on, while marks[index] is not
+ * unset, appends items[index] to kept and (index, marks[index]) to kept_ids; returns the first index marked unset,
+ * else len(items). The reference is findings._keep_marked. */
+static PyObject *
+keep_marked(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char usage[] = "keep_marked(items: list, marks: list, unset, kept: list, kept_ids: list, start: int)";
+    if (nargs != 6 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) || !PyList_CheckExact(args[3]) ||
+        !PyList_CheckExact(args[4]) || !PyLong_CheckExact(args[5])) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    PyObject *items = args[0], *marks = args[1], *unset = args[2], *kept = args[3], *kept_ids = args[4];
+    Py_ssize_t start = PyLong_AsSsize_t(args[5]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    if (PyList_GET_SIZE(marks) != n || start < 0 || start > n) {
+        PyErr_SetString(PyExc_ValueError, "keep_marked: one mark per item, and start within the items");
+        return NULL;
+    }
+    Py_ssize_t index = start;
+    for (; index < n; index++) {
+        /* Appending to kept and kept_ids runs no Python code, so neither list changes under the loop. */
+        PyObject *mark = PyList_GET_ITEM(marks, index);
+        if (mark == unset)
+            break;
+        PyObject *pair = PyTuple_New(2);
+        if (pair == NULL)
+            return NULL;
+        PyObject *position = PyLong_FromSsize_t(index);
+        if (position == NULL) {
+            Py_DECREF(pair);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pair, 0, position);
+        Py_INCREF(mark);
+        PyTuple_SET_ITEM(pair, 1, mark);
+        int failed = PyList_Append(kept, PyList_GET_ITEM(items, index)) < 0 || PyList_Append(kept_ids, pair) < 0;
+        Py_DECREF(pair);
+        if (failed)
+            return NULL;
+    }
+    return PyLong_FromSsize_t(index);
+}
+
 static PyMethodDef methods[] = {
     {"repeats", (PyCFunction)repeats, METH_O, "Some id of the (index, id) pairs occurs twice."},
+    {"keep_marked", (PyCFunction)(void (*)(void))keep_marked, METH_FASTCALL,
+     "Keep the run of marked findings from start on; the next unmarked index."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,7 +20,7 @@ from promptops.parsing import paths
 from promptops.parsing.diagnostics import INFO, WARNING, Code, Diagnostic, duplicate_ids
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value, compile_quick
 from promptops.parsing.jsontext import Document
-from promptops.parsing.plaincheck import native_check, native_repeats, plain_spec
+from promptops.parsing.plaincheck import native_check, native_keep_marked, native_repeats, plain_spec
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import native_marks
 from promptops.parsing.typed import DECODE_ERRORS, UNSET, TypedShape
@@ -55,10 +55,13 @@ class Findings:
         self._marks = native_marks if speedups else None
         self._plain_check = native_check if speedups else None
         self._ids_repeat = native_repeats if speedups and native_repeats is not None else _ids_repeat
+        self._keep_marked = native_keep_marked if speedups and native_keep_marked is not None else _keep_marked
         self._typed = typed
         self._compiled_by_version: dict[SchemaVersion, Compiled] = {}
         self._coercions = contract.coercions
         self._items_path = paths.member(None, contract.items)
+        self._id_field = contract.roles.id
+        self._plans: dict[tuple[SchemaVersion, bool, bool], _Plan] = {}  # see _plan
         roles = contract.roles
         self._roles: dict[str, Role] = {}
         for name, role in ((roles.line, LINE), (roles.end_line, LINE), (roles.path, PATH)):
@@ -108,42 +111,36 @@ class Findings:
         diags: list[Diagnostic],
     ) -> tuple[list[Any], tuple[int, int], bool]:
         """The kept findings, (seen, coerced) counts, and whether some kept finding is a typed Struct."""
+        plan = self._plan(shape, tolerant, document.checked_versions is not None)
         kept: list[Any] = []
+        kept_ids: list[tuple[int, str | None]] = []
         coerced = 0
         has_structs = False
-        compiled = self.compiled(shape)
-        # A finding that passes every quick test as written is kept without field-by-field checks.
-        screened = document.checked_versions is not None  # plain findings there already failed typed decoding
-        as_is = compiled.complete and not tolerant and not self._contract.null_means_absent and not screened
-        rules = shape.item.properties
-        id_field = self._contract.roles.id
-        kept_ids: list[tuple[int, str | None]] = []
-        typed = self._typed.get(shape.version)
-        item_type = typed.item_type if typed is not None else None
-        converter = typed if as_is and compiled.convertible else None
-        plain_check, spec = (self._plain_check, compiled.plain) if not tolerant else (None, None)
-        # A typed Struct's builtins are in schema order, with no unknown, missing or (allowed) null member.
-        typed_shortcut = compiled.complete and not self._contract.null_means_absent
+        typed = plan.typed
         # Typed findings that are in place are kept as they are: one C pass marks them with their ids.
         marks: list[Any] | None = None
         if typed is not None:
             if self._marks is not None:
                 listed = changed.listed_plain if typed.plain_paths else changed.listed  # typed.listed, inlined
-                marks = self._marks(items, item_type, *typed.place_fields, listed, UNSET)
+                marks = self._marks(items, plan.item_type, *typed.place_fields, listed, UNSET)
             else:
                 marks = typed.marks(items, changed)
             has_structs = marks.count(UNSET) != len(marks)
-        for index, item in enumerate(items):
-            if marks is not None:
-                mark = marks[index]
-                if mark is not UNSET:
-                    kept.append(item)
-                    kept_ids.append((index, mark))
-                    continue
-            is_struct = type(item) is item_type
+        count = len(items)
+        after = 0  # the index after the last finding looked at
+        while after < count:
+            if marks is None:
+                index = after
+            else:  # marked findings are kept as they are, a run at a time
+                index = self._keep_marked(items, marks, UNSET, kept, kept_ids, after)
+                if index == count:
+                    break
+            after = index + 1
+            item = items[index]
+            is_struct = type(item) is plan.item_type
             if is_struct:
                 item = msgspec.to_builtins(item)
-            finding_id = _finding_id(item, id_field)
+            finding_id = _finding_id(item, self._id_field)
             base = paths.element(self._items_path, index)
             if type(item) is not dict:
                 diags.append(_drop(Code.NOT_AN_OBJECT, base, f"{base} is not an object", index, finding_id))
@@ -157,17 +154,17 @@ class Findings:
                 continue
             applied: list[Coercion] = []
             ignored: list[Diagnostic] = []
-            if is_struct and typed_shortcut:  # valid as written, but not in place: the checks below say why
-                checked = self._typed_finding(item, base, compiled, changed, applied)
-            elif as_is and (
-                (converter is not None and self._converts_as_written(item, converter, changed))
-                or self._kept_as_written(item, compiled, changed)
+            if is_struct and plan.typed_shortcut:  # valid as written, but not in place: the checks below say why
+                checked = self._typed_finding(item, base, plan.compiled, changed, applied)
+            elif plan.as_is and (
+                (plan.converter is not None and self._converts_as_written(item, plan.converter, changed))
+                or self._kept_as_written(item, plan.compiled, changed)
             ):
-                kept.append(_schema_ordered(item, rules))
+                kept.append(_schema_ordered(item, plan.compiled.item_rules))
                 kept_ids.append((index, finding_id))
                 continue
             else:
-                native = plain_check(item, spec, base, changed) if plain_check and spec else None
+                native = plan.plain_check(item, plan.compiled.plain, base, changed) if plan.plain_check else None
                 if native is None:  # no C check, or one it leaves to Python
                     checked = self._finding(item, base, shape, tolerant, changed, applied, ignored)
                 elif type(native) is tuple:
@@ -186,8 +183,8 @@ class Findings:
                 note.finding_index, note.finding_id = index, finding_id
                 diags.append(note)
             kept_ids.append((index, finding_id))
-        if id_field is not None and self._ids_repeat(kept_ids):
-            diags.extend(duplicate_ids(kept_ids, self._items_path, id_field))
+        if self._id_field is not None and self._ids_repeat(kept_ids):
+            diags.extend(duplicate_ids(kept_ids, self._items_path, self._id_field))
         seen = len(items)
         truncation = document.truncation
         if truncation is not None and truncation.cut_item is not None:
@@ -199,6 +196,29 @@ class Findings:
                 Diagnostic(Code.ALL_FINDINGS_DROPPED, WARNING, self._items_path, f"all {seen} findings were dropped")
             )
         return kept, (seen, coerced), has_structs
+
+    def _plan(self, shape: OutputShape, tolerant: bool, screened: bool) -> _Plan:
+        """What ``check`` reads for the findings of one schema version, read tolerantly or not, from a typed
+        envelope (``screened``: its plain findings already failed typed decoding) or not; built once."""
+        key = (shape.version, tolerant, screened)
+        plan = self._plans.get(key)
+        if plan is None:
+            compiled = self.compiled(shape)
+            typed = self._typed.get(shape.version)
+            # A finding that passes every quick test as written is kept without field-by-field checks.
+            as_is = compiled.complete and not tolerant and not self._contract.null_means_absent and not screened
+            plan = _Plan(
+                compiled=compiled,
+                typed=typed,
+                item_type=typed.item_type if typed is not None else None,
+                as_is=as_is,
+                converter=typed if as_is and compiled.convertible else None,
+                plain_check=self._plain_check if not tolerant and compiled.plain else None,
+                # A typed Struct's builtins are in schema order, with no unknown, missing or (allowed) null member.
+                typed_shortcut=compiled.complete and not self._contract.null_means_absent,
+            )
+            self._plans[key] = plan
+        return plan
 
     def _kept_as_written(self, item: dict[str, Any], compiled: Compiled, changed: ChangedFiles) -> bool:
         keys = item.keys()
@@ -309,8 +329,35 @@ class Findings:
         return self._placement(_schema_ordered(out, rules), base, changed)
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What ``Findings.check`` reads on every call, for one (schema version, tolerant, screened)."""
+
+    compiled: Compiled
+    typed: TypedShape | None
+    item_type: type | None
+    as_is: bool  # a plain finding passing every quick test as written is kept as written
+    converter: TypedShape | None  # with as_is: screen plain findings in C by converting them to the typed Struct
+    plain_check: Callable[..., Any] | None  # the C check of plain findings (plaincheck.py), where it applies
+    typed_shortcut: bool  # a typed finding out of place needs only its suspects and its placement checked
+
+
 _second = operator.itemgetter(1)
 _rank = operator.attrgetter("rank")
+
+
+def _keep_marked(
+    items: list[Any], marks: list[Any], unset: Any, kept: list[Any], kept_ids: list[tuple[int, Any]], start: int
+) -> int:
+    """From ``start`` on, keep each finding marked with its id (not ``unset``) and its (index, id) pair; the index
+    of the first one marked ``unset``, else ``len(items)`` (reference for plaincheck.native_keep_marked)."""
+    for index in range(start, len(items)):
+        mark = marks[index]
+        if mark is unset:
+            return index
+        kept.append(items[index])
+        kept_ids.append((index, mark))
+    return len(items)
 
 
 def _ids_repeat(kept_ids: list[tuple[int, str | None]]) -> bool:

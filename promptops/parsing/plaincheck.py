@@ -6,7 +6,8 @@ whenever the extension is missing, speedups are off, or the check says it does n
 It covers the usual rules: strings with length bounds (paths included), string enums, line numbers with a
 minimum, and any other field whose quick test passes; everything else is left to Python.
 
-``native_repeats`` (``_ids.c``) answers like ``findings._ids_repeat``: whether some kept finding's id repeats.
+``native_repeats`` (``_ids.c``) answers like ``findings._ids_repeat``: whether some kept finding's id repeats;
+``native_keep_marked`` (``_ids.c``) like ``findings._keep_marked``: it keeps a run of marked findings.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from promptops.shape import FieldRule, ObjectShape
 
 native_check: Callable[[Any, tuple[Any, ...], str, Any], Any] | None
 native_repeats: Callable[[list[tuple[int, str | None]]], bool] | None  # reference: findings._ids_repeat
+native_keep_marked: Callable[..., int] | None  # reference: findings._keep_marked
 try:
     from promptops.parsing._plain import check as native_check
 except ImportError:  # no compiler at install time: Findings._finding does the same job
     native_check = None
 try:
+    from promptops.parsing._ids import keep_marked as native_keep_marked
     from promptops.parsing._ids import repeats as native_repeats
 except ImportError:
-    native_repeats = None
+    native_repeats = native_keep_marked = None
 
 K_OTHER, K_STR, K_ENUM, K_LINE = range(4)
 _CODES = (

@@ -184,3 +184,37 @@ def test_findings_that_fail_the_scan_agree_on_repeats(contract: Contract, member
     parsers = Parser(contract), Parser(contract, speedups=False), Parser(contract, fast_path=False)
     summaries = [_summary(parser.parse(raw.encode(), changed)) for parser in parsers]
     assert summaries[0] == summaries[2] and summaries[1] == summaries[2], summaries
+
+
+MARKS = st.lists(st.sampled_from(["F1", "F2", None, "UNSET"]), max_size=30)
+
+
+@SETTINGS
+@given(MARKS, st.integers(0, 31))
+def test_native_keep_marked_matches_keep_marked(names: list[str | None], start: int) -> None:
+    from msgspec import UNSET
+
+    from promptops.parsing.findings import _keep_marked
+
+    marks: list[Any] = [UNSET if name == "UNSET" else name for name in names]
+    items = [object() for _ in marks]
+    start = min(start, len(items))
+    native = plaincheck.native_keep_marked
+    assert native is not None
+    prefix = [object()]
+    got: tuple[list[Any], list[Any]] = (list(prefix), [(-1, "x")])
+    want: tuple[list[Any], list[Any]] = (list(prefix), [(-1, "x")])
+    got_index = native(items, marks, UNSET, *got, start)
+    want_index = _keep_marked(items, marks, UNSET, *want, start)
+    assert got_index == want_index and got == want, (marks, start)
+
+
+def test_native_keep_marked_refuses_bad_arguments() -> None:
+    native = plaincheck.native_keep_marked
+    assert native is not None
+    with pytest.raises(ValueError, match="one mark per item"):
+        native([1, 2], ["a"], None, [], [], 0)
+    with pytest.raises(ValueError, match="start within"):
+        native([1], ["a"], None, [], [], 2)
+    with pytest.raises(TypeError, match="keep_marked"):
+        native((1,), ("a",), None, [], [], 0)
