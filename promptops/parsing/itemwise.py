@@ -10,16 +10,18 @@ nesting) returns None, and the generic reader in jsontext.py takes the whole doc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from promptops.parsing.fastpath import FastPath
 from promptops.parsing.jsontext import Document, first_duplicate_in
-from promptops.parsing.scan import native, strings_clean
+from promptops.parsing.scan import native, native_itemwise, strings_clean
 from promptops.parsing.typed import DECODE_ERRORS, UNSET, json_depth
 
 _encode = msgspec.json.Encoder().encode
+_plain = msgspec.json.decode  # a failing finding's value: valid JSON, the envelope decoded it
 
 
 def read_itemwise(
@@ -48,29 +50,15 @@ def read_itemwise(
     if not fast.versions_ok(versions):
         return None  # rejections and tolerant reading need the whole document as plain values
     top = {name: value for name, getter in typed.top_fields if (value := getter(envelope)) is not UNSET}
-    items: list[Any] = []
-    append, decode_item = items.append, typed.decode_item
     repeats: dict[int, str] = {}
     raws = typed.items(envelope)
-    for index, raw in enumerate(raws):
-        clean = whole_clean or native(raw)
-        if clean:
-            try:
-                append(decode_item(raw))
-                continue
-            except DECODE_ERRORS:
-                pass
-        value = msgspec.json.decode(raw)  # valid JSON: the envelope decoded it
-        text = bytes(raw)
-        if text.count(b"{") + text.count(b"[") + 2 > max_depth and json_depth(value) + 2 > max_depth:
-            return None
-        # first_duplicate_in's own cheap test, on the bytes: with as many colons as the canonical encoding
-        # (and no escaped colon) no member was lost to a repeated key.
-        if not clean and (b"\\u003" in text or text.count(b":") != _encode(value).count(b":")):
-            repeat = first_duplicate_in(text.decode("utf-8"), value, "")
-            if repeat is not None:
-                repeats[index] = repeat
-        append(value)
+    scan = None if whole_clean else native
+    if native_itemwise is not None and type(raws) is list:
+        items = native_itemwise(typed.decode_item, scan, raws, _plain, _failing, repeats, max_depth, DECODE_ERRORS)
+    else:
+        items = _python_items(typed.decode_item, scan, raws, repeats, max_depth)
+    if items is None:
+        return None
     if not whole_clean and not _top_level_members_complete(data, top, raws):
         return None
     # Only a non-empty open member of the top level can be too deep (the findings were checked above).
@@ -80,6 +68,52 @@ def read_itemwise(
     # A clean scan of the whole text already says no string has edge whitespace (the fast path relies on it).
     top_clean = whole_clean or strings_clean(typed.top_free_strings(envelope))
     return Document(top, item_duplicates=repeats, checked_versions=versions if top_clean else None)
+
+
+def _python_items(
+    decode: Callable[[Any], Any],
+    scan: Callable[[Any], Any] | None,
+    raws: list[Any],
+    repeats: dict[int, str],
+    max_depth: int,
+) -> list[Any] | None:
+    """The findings, typed where ``decode`` takes them, else plain (None: the generic reader must decide).
+
+    ``scan`` is None when the whole text scanned clean, else the scanner each finding must pass before it is
+    decoded typed. The reference for scan.native_itemwise, which runs this loop in C and calls ``_failing`` alike.
+    """
+    items: list[Any] = []
+    append = items.append
+    for index, raw in enumerate(raws):
+        clean = True if scan is None else scan(raw)
+        if clean:
+            try:
+                append(decode(raw))
+                continue
+            except DECODE_ERRORS:
+                pass
+        if not _failing(items, raw, _plain(raw), clean, index, repeats, max_depth):
+            return None
+    return items
+
+
+def _failing(
+    items: list[Any], raw: Any, value: Any, clean: Any, index: int, repeats: dict[int, str], max_depth: int
+) -> bool:
+    """Append ``value``, the plain value of a finding that typed decoding (or its scan) refused, noting in
+    ``repeats`` the first key it repeats; False when it nests too deeply for this reader. (The C loop appends a
+    clean finding with fewer than ``max_depth - 1`` brackets itself: for it this only appends.)"""
+    text = bytes(raw)
+    if text.count(b"{") + text.count(b"[") + 2 > max_depth and json_depth(value) + 2 > max_depth:
+        return False
+    # first_duplicate_in's own cheap test, on the bytes: with as many colons as the canonical encoding
+    # (and no escaped colon) no member was lost to a repeated key.
+    if not clean and (b"\\u003" in text or text.count(b":") != _encode(value).count(b":")):
+        repeat = first_duplicate_in(text.decode("utf-8"), value, "")
+        if repeat is not None:
+            repeats[index] = repeat
+    items.append(value)
+    return True
 
 
 def _top_level_members_complete(data: bytes | str, top: dict[str, Any], raws: list[Any]) -> bool:
