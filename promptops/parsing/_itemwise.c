@@ -1,42 +1,89 @@
-/* itemwise(decode, scan, raws, plain, failing, repeats, max_depth, errors) -> list | None: the per-finding loop of
- * the itemwise reader (part of the _place extension). itemwise._python_items is the reference: the same calls in
- * the same order, so the same findings, the same `repeats` and the same exceptions.
+/* itemwise(bound, decode, scan, raws, data, repeats, max_depth) -> (items, outside) | None: the per-finding loop
+ * of the itemwise reader (part of the _place extension). itemwise._python_items is the reference; this does the
+ * same calls in the same order, so the same findings, the same `repeats` and the same exceptions.
  *
- * For each raw finding in the list `raws`, in order: clean is True when `scan` is None (the whole text scanned
- * clean), else scan(raw). A clean finding is decoded with decode(raw) and the result appended to a new list; when
- * the decoder raises one of `errors` (a tuple: typed.DECODE_ERRORS) that exception is dropped and the finding
- * fails, as does a finding that is not clean. A failing finding's value is plain(raw); then
- * failing(items, raw, value, clean, index, repeats, max_depth) appends it (noting a repeated key in `repeats`) and
- * answers whether the reader goes on: when it says no, the call returns None. For a clean finding with too few
- * brackets to nest beyond max_depth, failing would only append the value: that is done here without calling it.
- * Any other exception, of scan, decode, plain or failing, propagates.
+ * bound = (plain, failing, encode, outside_of, errors), fixed per process (itemwise._BOUND). For each raw finding
+ * in the list `raws`, in order: clean is True when `scan` is None (the whole text scanned clean), else scan(raw).
+ * A clean finding is decoded with decode(raw) and the result appended to the items; when the decoder raises one
+ * of `errors` (typed.DECODE_ERRORS) that exception is dropped and the finding fails, as does one that is not
+ * clean. A failing finding's value is plain(raw); then failing(items, raw, value, clean, index, repeats,
+ * max_depth) appends it (noting a repeated key in `repeats`) and answers whether the reader goes on (no: the call
+ * returns None). What failing would only append, it appends here: a finding with too few brackets to nest beyond
+ * max_depth that is clean, or whose bytes hold no escaped colon-like sequence and as many colons as
+ * encode(value). After the loop, outside is -1 when scan is None, else outside_of(data, raws): the colons of the
+ * text outside the findings (-1 when it holds an escaped "\u003"), counted here when `data` is bytes.
+ * Any other exception, of a call made here, propagates.
  */
 #include "_place.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
-/* Opening brackets in the bytes of `raw` (a msgspec.Raw, or anything with a buffer); -1 with an error set. */
+enum { PLAIN, FAILING, ENCODE, OUTSIDE_OF, ERRORS, NBOUND };
+
+/* What failing's tests read of a finding's bytes. */
+typedef struct {
+    Py_ssize_t brackets, colons;
+} Tally;
+
+/* Bytes of at[0..len) equal to a, and (when b != a) to b. */
 static Py_ssize_t
-brackets(PyObject *raw)
+count2(const unsigned char *at, Py_ssize_t len, unsigned char a, unsigned char b)
 {
-    Py_buffer view;
-    if (PyObject_GetBuffer(raw, &view, PyBUF_SIMPLE) < 0)
-        return -1;
-    const char *at = view.buf;
-    Py_ssize_t count = 0;
-    for (Py_ssize_t i = 0; i < view.len; i++)
-        count += (at[i] == '{') | (at[i] == '[');
-    PyBuffer_Release(&view);
+    Py_ssize_t count = 0, i = 0;
+#ifdef __SSE2__
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b), zero = _mm_setzero_si128();
+    while (len - i >= 16) {
+        /* per-lane counts in bytes (at most 255 blocks at a time), summed with one SAD */
+        __m128i acc = zero;
+        Py_ssize_t blocks = (len - i) / 16;
+        if (blocks > 255)
+            blocks = 255;
+        for (Py_ssize_t k = 0; k < blocks; k++, i += 16) {
+            __m128i block = _mm_loadu_si128((const __m128i *)(at + i));
+            __m128i hit = _mm_cmpeq_epi8(block, va);
+            if (b != a)
+                hit = _mm_or_si128(hit, _mm_cmpeq_epi8(block, vb));
+            acc = _mm_sub_epi8(acc, hit);
+        }
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        count += _mm_cvtsi128_si32(sums) + _mm_cvtsi128_si32(_mm_srli_si128(sums, 8));
+    }
+#endif
+    for (; i < len; i++)
+        count += (at[i] == a) | (at[i] == b);
     return count;
+}
+
+/* The bytes hold an escaped "\u003" (what the Python tests look for with `b"\\u003" in text`). */
+static int
+escaped_colon_like(const unsigned char *at, Py_ssize_t len)
+{
+    const unsigned char *end = at + len, *hit;
+    while (end - at >= 5 && (hit = memchr(at, '\\', (size_t)(end - at - 4))) != NULL) {
+        if (memcmp(hit + 1, "u003", 4) == 0)
+            return 1;
+        at = hit + 1;
+    }
+    return 0;
+}
+
+static PyObject *
+call1(PyObject *callable, PyObject *arg)
+{
+    return PyObject_Vectorcall(callable, &arg, 1, NULL);
 }
 
 /* failing's answer for the finding at `index` with its plain value: 1 go on, 0 give up, -1 error. */
 static int
-fail_one(PyObject *const *args, PyObject *items, PyObject *raw, PyObject *value, PyObject *clean, Py_ssize_t index)
+ask_failing(PyObject *const *bound, PyObject *const *call, PyObject *value, PyObject *clean, Py_ssize_t index)
 {
     PyObject *position = PyLong_FromSsize_t(index);
     if (position == NULL)
         return -1;
-    PyObject *call[7] = {items, raw, value, clean, position, args[5], args[6]};
-    PyObject *kept = PyObject_Vectorcall(args[4], call, 7, NULL);
+    /* call = (items, raw, repeats, max_depth) */
+    PyObject *args[7] = {call[0], call[1], value, clean, position, call[2], call[3]};
+    PyObject *kept = PyObject_Vectorcall(bound[FAILING], args, 7, NULL);
     Py_DECREF(position);
     if (kept == NULL)
         return -1;
@@ -45,42 +92,95 @@ fail_one(PyObject *const *args, PyObject *items, PyObject *raw, PyObject *value,
     return go;
 }
 
-/* A failing finding: 1 go on, 0 give up, -1 error. `shallow` is the bracket count below which a finding cannot
- * nest too deeply (-1: unknown, always ask failing). */
+/* Colons in encode(value): -1 with an error set (also when it is not bytes: then failing says what it does). */
+static Py_ssize_t
+encoded_colons(PyObject *encode, PyObject *value)
+{
+    PyObject *encoded = call1(encode, value);
+    if (encoded == NULL)
+        return -1;
+    Py_ssize_t colons = -2; /* not bytes: let failing decide */
+    if (PyBytes_CheckExact(encoded))
+        colons = count2((const unsigned char *)PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), ':', ':');
+    Py_DECREF(encoded);
+    return colons;
+}
+
+/* A failing finding: 1 go on, 0 give up, -1 error. `shallow`: fewer brackets than this cannot nest too deeply
+ * (-1: unknown). call = (items, raw, repeats, max_depth). */
 static int
-failed(PyObject *const *args, PyObject *items, PyObject *raw, PyObject *clean, int is_clean, Py_ssize_t index,
+failed(PyObject *const *bound, PyObject *const *call, PyObject *clean, int is_clean, Py_ssize_t index,
        Py_ssize_t shallow)
 {
-    PyObject *value = PyObject_Vectorcall(args[3], &raw, 1, NULL);
+    PyObject *raw = call[1], *value = call1(bound[PLAIN], raw);
     if (value == NULL)
         return -1;
-    int go;
-    if (is_clean && shallow >= 0) {
-        Py_ssize_t count = brackets(raw);
-        if (count < 0)
-            go = -1;
-        else if (count < shallow)
-            go = PyList_Append(items, value) < 0 ? -1 : 1;
-        else
-            go = fail_one(args, items, raw, value, clean, index);
+    int go = -2; /* -2: failing decides */
+    Py_buffer view;
+    if (shallow >= 0 && PyObject_GetBuffer(raw, &view, PyBUF_SIMPLE) == 0) {
+        const unsigned char *at = view.buf;
+        if (count2(at, view.len, '{', '[') < shallow) {
+            if (is_clean)
+                go = 1;
+            else if (!escaped_colon_like(at, view.len)) {
+                Py_ssize_t colons = count2(at, view.len, ':', ':');
+                Py_ssize_t encoded = encoded_colons(bound[ENCODE], value);
+                if (encoded == -1)
+                    go = -1;
+                else if (encoded == colons)
+                    go = 1;
+            }
+        }
+        PyBuffer_Release(&view);
     }
-    else
-        go = fail_one(args, items, raw, value, clean, index);
+    else if (shallow >= 0)
+        PyErr_Clear(); /* no buffer: failing reads it its own way */
+    if (go == 1)
+        go = PyList_Append(call[0], value) < 0 ? -1 : 1;
+    else if (go == -2)
+        go = ask_failing(bound, call, value, clean, index);
     Py_DECREF(value);
     return go;
+}
+
+/* outside_of(data, raws), counted here when data is bytes and every raw has a buffer. */
+static PyObject *
+outside(PyObject *const *bound, PyObject *data, PyObject *raws)
+{
+    if (!PyBytes_CheckExact(data)) {
+        PyObject *args[2] = {data, raws};
+        return PyObject_Vectorcall(bound[OUTSIDE_OF], args, 2, NULL);
+    }
+    const unsigned char *at = (const unsigned char *)PyBytes_AS_STRING(data);
+    Py_ssize_t len = PyBytes_GET_SIZE(data);
+    if (escaped_colon_like(at, len))
+        return PyLong_FromLong(-1);
+    Py_ssize_t colons = count2(at, len, ':', ':');
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(raws); index++) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(raws, index), &view, PyBUF_SIMPLE) < 0) {
+            PyErr_Clear(); /* no buffer: outside_of reads them its own way */
+            PyObject *args[2] = {data, raws};
+            return PyObject_Vectorcall(bound[OUTSIDE_OF], args, 2, NULL);
+        }
+        colons -= count2(view.buf, view.len, ':', ':');
+        PyBuffer_Release(&view);
+    }
+    return PyLong_FromSsize_t(colons);
 }
 
 PyObject *
 itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 8 || !PyList_CheckExact(args[2]) || !PyTuple_Check(args[7])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "itemwise(decode, scan, raws: list, plain, failing, repeats, max_depth, errors: tuple)");
+    if (nargs != 7 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != NBOUND ||
+        !PyTuple_Check(PyTuple_GET_ITEM(args[0], ERRORS)) || !PyList_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "itemwise(bound, decode, scan, raws: list, data, repeats, max_depth)");
         return NULL;
     }
-    PyObject *decode = args[0], *scan = args[1], *raws = args[2], *errors = args[7];
-    /* failing's depth test: brackets + 2 > max_depth; below max_depth - 1 brackets it cannot be true */
+    PyObject *const *bound = &PyTuple_GET_ITEM(args[0], 0);
+    PyObject *decode = args[1], *scan = args[2], *raws = args[3], *errors = bound[ERRORS];
+    /* failing's depth test is brackets + 2 > max_depth: never true below max_depth - 1 brackets */
     Py_ssize_t shallow = -1;
     if (PyLong_CheckExact(args[6])) {
         int overflow;
@@ -96,14 +196,14 @@ itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     /* the size is read again each time: a callback could (absurdly) change the list, as it could under enumerate */
     for (Py_ssize_t index = 0; index < PyList_GET_SIZE(raws); index++) {
         raw = Py_NewRef(PyList_GET_ITEM(raws, index));
-        clean = scan == Py_None ? Py_NewRef(Py_True) : PyObject_Vectorcall(scan, &raw, 1, NULL);
+        clean = scan == Py_None ? Py_NewRef(Py_True) : call1(scan, raw);
         if (clean == NULL)
             goto error_raw;
         int is_clean = clean == Py_True ? 1 : PyObject_IsTrue(clean);
         if (is_clean < 0)
             goto error_clean;
         if (is_clean) {
-            PyObject *item = PyObject_Vectorcall(decode, &raw, 1, NULL);
+            PyObject *item = call1(decode, raw);
             if (item != NULL) {
                 int appended = PyList_Append(items, item);
                 Py_DECREF(item);
@@ -117,7 +217,8 @@ itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto error_clean;
             PyErr_Clear();
         }
-        int go = failed(args, items, raw, clean, is_clean, index, shallow);
+        PyObject *call[4] = {items, raw, args[5], args[6]};
+        int go = failed(bound, call, clean, is_clean, index, shallow);
         Py_DECREF(clean);
         Py_DECREF(raw);
         if (go < 0)
@@ -127,7 +228,13 @@ itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_RETURN_NONE;
         }
     }
-    return items;
+    PyObject *colons = scan == Py_None ? PyLong_FromLong(-1) : outside(bound, args[4], raws);
+    if (colons == NULL)
+        goto error;
+    PyObject *read = PyTuple_Pack(2, items, colons);
+    Py_DECREF(colons);
+    Py_DECREF(items);
+    return read;
 
 error_clean:
     Py_DECREF(clean);

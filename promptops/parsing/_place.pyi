@@ -47,5 +47,12 @@ def clean_outcome(
 ) -> _T: ...
 def accept(bound: tuple[object, ...], data: bytes | str, changed: object, /) -> object: ...
 def itemwise(
-    decode: Any, scan: Any, raws: list[Any], plain: Any, failing: Any, repeats: dict[int, str], max_depth: int, errors: Any, /
-) -> list[Any] | None: ...
+    bound: tuple[Any, ...],
+    decode: Any,
+    scan: Any,
+    raws: list[Any],
+    data: object,
+    repeats: dict[int, str],
+    depth: int,
+    /,
+) -> tuple[list[Any], int] | None: ...

@@ -54,12 +54,16 @@ def read_itemwise(
     raws = typed.items(envelope)
     scan = None if whole_clean else native
     if native_itemwise is not None and type(raws) is list:
-        items = native_itemwise(typed.decode_item, scan, raws, _plain, _failing, repeats, max_depth, DECODE_ERRORS)
+        read = native_itemwise(_BOUND, typed.decode_item, scan, raws, data, repeats, max_depth)
     else:
-        items = _python_items(typed.decode_item, scan, raws, repeats, max_depth)
-    if items is None:
+        read = _python_items(typed.decode_item, scan, raws, data, repeats, max_depth)
+    if read is None:
         return None
-    if not whole_clean and not _top_level_members_complete(data, top, raws):
+    items, outside = read
+    # No top-level key (or key of an open member such as meta) was lost to a repeat: the envelope decoder keeps
+    # the last of repeated keys, so every member outside the findings must show as one colon, as in the
+    # canonical encoding of what was decoded (plus one for the findings member itself).
+    if not whole_clean and (outside < 0 or outside != _encode(top).count(b":") + 1):
         return None
     # Only a non-empty open member of the top level can be too deep (the findings were checked above).
     if typed.has_open_objects and any(typed.top_open_values(envelope)) and not typed.shallow(envelope, [], max_depth):
@@ -74,13 +78,16 @@ def _python_items(
     decode: Callable[[Any], Any],
     scan: Callable[[Any], Any] | None,
     raws: list[Any],
+    data: bytes | str,
     repeats: dict[int, str],
     max_depth: int,
-) -> list[Any] | None:
-    """The findings, typed where ``decode`` takes them, else plain (None: the generic reader must decide).
+) -> tuple[list[Any], int] | None:
+    """The findings, typed where ``decode`` takes them, else plain, and ``_outside(data, raws)`` (-1 when ``scan``
+    is None); None when the generic reader must decide.
 
     ``scan`` is None when the whole text scanned clean, else the scanner each finding must pass before it is
-    decoded typed. The reference for scan.native_itemwise, which runs this loop in C and calls ``_failing`` alike.
+    decoded typed. The reference for scan.native_itemwise, which runs this loop in C with the same calls (given
+    ``_BOUND``) and does itself only what ``_failing`` and ``_outside`` would compute from the bytes.
     """
     items: list[Any] = []
     append = items.append
@@ -94,15 +101,14 @@ def _python_items(
                 pass
         if not _failing(items, raw, _plain(raw), clean, index, repeats, max_depth):
             return None
-    return items
+    return items, -1 if scan is None else _outside(data, raws)
 
 
 def _failing(
     items: list[Any], raw: Any, value: Any, clean: Any, index: int, repeats: dict[int, str], max_depth: int
 ) -> bool:
     """Append ``value``, the plain value of a finding that typed decoding (or its scan) refused, noting in
-    ``repeats`` the first key it repeats; False when it nests too deeply for this reader. (The C loop appends a
-    clean finding with fewer than ``max_depth - 1`` brackets itself: for it this only appends.)"""
+    ``repeats`` the first key it repeats; False when it nests too deeply for this reader."""
     text = bytes(raw)
     if text.count(b"{") + text.count(b"[") + 2 > max_depth and json_depth(value) + 2 > max_depth:
         return False
@@ -116,15 +122,13 @@ def _failing(
     return True
 
 
-def _top_level_members_complete(data: bytes | str, top: dict[str, Any], raws: list[Any]) -> bool:
-    """No top-level key (or key of an open member such as meta) was lost to a repeat.
-
-    The envelope decoder keeps the last of repeated keys, so count colons: every member of the text outside
-    the findings contributes one, as does every colon inside its strings, exactly like the canonical encoding
-    of what was decoded (plus one for the findings member itself).
-    """
+def _outside(data: bytes | str, raws: list[Any]) -> int:
+    """The colons of the text outside the findings, or -1 when it holds an escaped colon-like sequence."""
     raw_bytes = data if isinstance(data, bytes) else data.encode("utf-8")
     if b"\\u003" in raw_bytes:
-        return False
-    outside = raw_bytes.count(b":") - b"".join(raws).count(b":")  # one count over the findings' joined slices
-    return outside == _encode(top).count(b":") + 1
+        return -1
+    return raw_bytes.count(b":") - b"".join(raws).count(b":")  # one count over the findings' joined slices
+
+
+# What the C loop calls (see _itemwise.c), fixed once.
+_BOUND = (_plain, _failing, _encode, _outside, DECODE_ERRORS)
