@@ -1,25 +1,28 @@
-/* itemwise(bound, decode, scan, raws, data, repeats, max_depth) -> (items, outside) | None: the per-finding loop
- * of the itemwise reader (part of the _place extension). itemwise._python_items is the reference; this does the
- * same calls in the same order, so the same findings, the same `repeats` and the same exceptions.
+/* itemwise(bound, fields, envelope, items_of, decode, scan, data, repeats, max_depth) -> (top, items, outside) |
+ * None: the itemwise reader's work between reading the versions and judging the top level, in one call (part of
+ * the _place extension). itemwise._python_read is the reference; this makes the same calls in the same order, so
+ * the same top, findings, `repeats` and exceptions.
  *
- * bound = (plain, failing, encode, outside_of, errors), fixed per process (itemwise._BOUND). For each raw finding
- * in the list `raws`, in order: clean is True when `scan` is None (the whole text scanned clean), else scan(raw).
- * A clean finding is decoded with decode(raw) and the result appended to the items; when the decoder raises one
- * of `errors` (typed.DECODE_ERRORS) that exception is dropped and the finding fails, as does one that is not
- * clean. A failing finding's value is plain(raw); then failing(items, raw, value, clean, index, repeats,
- * max_depth) appends it (noting a repeated key in `repeats`) and answers whether the reader goes on (no: the call
- * returns None). What failing would only append, it appends here: a finding with too few brackets to nest beyond
- * max_depth that is clean, or whose bytes hold no escaped colon-like sequence and as many colons as
- * encode(value). After the loop, outside is -1 when scan is None, else outside_of(data, raws): the colons of the
- * text outside the findings (-1 when it holds an escaped "\u003"), counted here when `data` is bytes.
- * Any other exception, of a call made here, propagates.
+ * bound = (plain, failing, encode, outside_of, errors, unset), fixed per process (itemwise._BOUND). top is a dict
+ * of name: getter(envelope) for each (name, getter) pair of the list `fields` whose value is not `unset`. Then the
+ * findings raws = items_of(envelope), a list (msgspec decodes the envelope's findings as one). For each raw, in
+ * order: clean is True when `scan` is None (the whole text scanned clean), else scan(raw). A clean finding is
+ * decoded with decode(raw) and the result appended to the items; when the decoder raises one of `errors`
+ * (typed.DECODE_ERRORS) that exception is dropped and the finding fails, as does one that is not clean. A failing
+ * finding's value is plain(raw); then failing(items, raw, value, clean, index, repeats, max_depth) appends it
+ * (noting a repeated key in `repeats`) and answers whether the reader goes on (no: the call returns None). What
+ * failing would only append, it appends here: a finding with too few brackets to nest beyond max_depth that is
+ * clean, or whose bytes hold no escaped colon-like sequence and as many colons as encode(value). After the loop,
+ * outside is -1 when scan is None, else outside_of(data, raws): the colons of the text outside the findings (-1
+ * when it holds an escaped "\u003"), counted here when `data` is bytes. Any other exception of a call made here
+ * propagates.
  */
 #include "_place.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
-enum { PLAIN, FAILING, ENCODE, OUTSIDE_OF, ERRORS, NBOUND };
+enum { PLAIN, FAILING, ENCODE, OUTSIDE_OF, ERRORS, UNSET, NBOUND };
 
 /* What failing's tests read of a finding's bytes. */
 typedef struct {
@@ -169,22 +172,43 @@ outside(PyObject *const *bound, PyObject *data, PyObject *raws)
     return PyLong_FromSsize_t(colons);
 }
 
-PyObject *
-itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* The set top-level fields: {name: getter(envelope)} without the unset ones; NULL with an error set. */
+static PyObject *
+top_of(PyObject *fields, PyObject *envelope, PyObject *unset)
 {
-    (void)module;
-    if (nargs != 7 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != NBOUND ||
-        !PyTuple_Check(PyTuple_GET_ITEM(args[0], ERRORS)) || !PyList_CheckExact(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "itemwise(bound, decode, scan, raws: list, data, repeats, max_depth)");
+    PyObject *top = PyDict_New();
+    if (top == NULL)
         return NULL;
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(fields); index++) {
+        PyObject *pair = PyList_GET_ITEM(fields, index);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "itemwise: fields must be (name, getter) pairs");
+            goto error;
+        }
+        PyObject *value = call1(PyTuple_GET_ITEM(pair, 1), envelope);
+        if (value == NULL)
+            goto error;
+        int stored = value == unset ? 0 : PyDict_SetItem(top, PyTuple_GET_ITEM(pair, 0), value);
+        Py_DECREF(value);
+        if (stored < 0)
+            goto error;
     }
-    PyObject *const *bound = &PyTuple_GET_ITEM(args[0], 0);
-    PyObject *decode = args[1], *scan = args[2], *raws = args[3], *errors = bound[ERRORS];
-    /* failing's depth test is brackets + 2 > max_depth: never true below max_depth - 1 brackets */
+    return top;
+error:
+    Py_DECREF(top);
+    return NULL;
+}
+
+/* The findings, typed or plain, and outside (see the top); NULL with an error set, None to give up. */
+static PyObject *
+read_items(PyObject *const *bound, PyObject *decode, PyObject *scan, PyObject *raws, PyObject *const *rest)
+{
+    /* rest = (data, repeats, max_depth). failing's depth test is brackets + 2 > max_depth: never true below
+     * max_depth - 1 brackets. */
     Py_ssize_t shallow = -1;
-    if (PyLong_CheckExact(args[6])) {
+    if (PyLong_CheckExact(rest[2])) {
         int overflow;
-        long long depth = PyLong_AsLongLongAndOverflow(args[6], &overflow);
+        long long depth = PyLong_AsLongLongAndOverflow(rest[2], &overflow);
         if (depth == -1 && PyErr_Occurred())
             return NULL;
         if (!overflow && depth >= 1 && depth <= PY_SSIZE_T_MAX / 2)
@@ -213,11 +237,11 @@ itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                     goto error;
                 continue;
             }
-            if (!PyErr_ExceptionMatches(errors))
+            if (!PyErr_ExceptionMatches(bound[ERRORS]))
                 goto error_clean;
             PyErr_Clear();
         }
-        PyObject *call[4] = {items, raw, args[5], args[6]};
+        PyObject *call[4] = {items, raw, rest[1], rest[2]};
         int go = failed(bound, call, clean, is_clean, index, shallow);
         Py_DECREF(clean);
         Py_DECREF(raw);
@@ -228,7 +252,7 @@ itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_RETURN_NONE;
         }
     }
-    PyObject *colons = scan == Py_None ? PyLong_FromLong(-1) : outside(bound, args[4], raws);
+    PyObject *colons = scan == Py_None ? PyLong_FromLong(-1) : outside(bound, rest[0], raws);
     if (colons == NULL)
         goto error;
     PyObject *read = PyTuple_Pack(2, items, colons);
@@ -242,5 +266,42 @@ error_raw:
     Py_DECREF(raw);
 error:
     Py_DECREF(items);
+    return NULL;
+}
+
+PyObject *
+itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 9 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != NBOUND ||
+        !PyTuple_Check(PyTuple_GET_ITEM(args[0], ERRORS)) || !PyList_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "itemwise(bound, fields: list, envelope, items_of, decode, scan, data, "
+                                         "repeats, max_depth)");
+        return NULL;
+    }
+    PyObject *const *bound = &PyTuple_GET_ITEM(args[0], 0);
+    PyObject *top = top_of(args[1], args[2], bound[UNSET]);
+    if (top == NULL)
+        return NULL;
+    PyObject *raws = call1(args[3], args[2]);
+    if (raws == NULL)
+        goto error;
+    if (!PyList_CheckExact(raws)) {
+        PyErr_SetString(PyExc_TypeError, "itemwise: items_of must give a list");
+        Py_DECREF(raws);
+        goto error;
+    }
+    PyObject *read = read_items(bound, args[4], args[5], raws, args + 6);
+    Py_DECREF(raws);
+    if (read == NULL || read == Py_None) {
+        Py_DECREF(top);
+        return read;
+    }
+    PyObject *answer = PyTuple_Pack(3, top, PyTuple_GET_ITEM(read, 0), PyTuple_GET_ITEM(read, 1));
+    Py_DECREF(read);
+    Py_DECREF(top);
+    return answer;
+error:
+    Py_DECREF(top);
     return NULL;
 }

@@ -48,11 +48,13 @@ def clean_outcome(
 def accept(bound: tuple[object, ...], data: bytes | str, changed: object, /) -> object: ...
 def itemwise(
     bound: tuple[Any, ...],
+    fields: list[tuple[str, Any]],
+    envelope: object,
+    items_of: Any,
     decode: Any,
     scan: Any,
-    raws: list[Any],
     data: object,
     repeats: dict[int, str],
-    depth: int,
+    max_depth: int,
     /,
-) -> tuple[list[Any], int] | None: ...
+) -> tuple[dict[str, Any], list[Any], int] | None: ...

@@ -49,17 +49,13 @@ def read_itemwise(
         versions = request_versions
     if not fast.versions_ok(versions):
         return None  # rejections and tolerant reading need the whole document as plain values
-    top = {name: value for name, getter in typed.top_fields if (value := getter(envelope)) is not UNSET}
     repeats: dict[int, str] = {}
-    raws = typed.items(envelope)
     scan = None if whole_clean else native
-    if native_itemwise is not None and type(raws) is list:
-        read = native_itemwise(_BOUND, typed.decode_item, scan, raws, data, repeats, max_depth)
-    else:
-        read = _python_items(typed.decode_item, scan, raws, data, repeats, max_depth)
+    reader = _python_read if native_itemwise is None else native_itemwise
+    read = reader(_BOUND, typed.top_fields, envelope, typed.items, typed.decode_item, scan, data, repeats, max_depth)
     if read is None:
         return None
-    items, outside = read
+    top, items, outside = read
     # No top-level key (or key of an open member such as meta) was lost to a repeat: the envelope decoder keeps
     # the last of repeated keys, so every member outside the findings must show as one colon, as in the
     # canonical encoding of what was decoded (plus one for the findings member itself).
@@ -74,21 +70,27 @@ def read_itemwise(
     return Document(top, item_duplicates=repeats, checked_versions=versions if top_clean else None)
 
 
-def _python_items(
+def _python_read(
+    bound: tuple[Any, ...],
+    fields: list[tuple[str, Callable[[Any], Any]]],
+    envelope: Any,
+    items_of: Callable[[Any], list[Any]],
     decode: Callable[[Any], Any],
     scan: Callable[[Any], Any] | None,
-    raws: list[Any],
     data: bytes | str,
     repeats: dict[int, str],
     max_depth: int,
-) -> tuple[list[Any], int] | None:
-    """The findings, typed where ``decode`` takes them, else plain, and ``_outside(data, raws)`` (-1 when ``scan``
-    is None); None when the generic reader must decide.
+) -> tuple[dict[str, Any], list[Any], int] | None:
+    """The envelope's set top-level ``fields`` as a dict; its findings (``items_of``), typed where ``decode``
+    takes them, else plain; and ``_outside(data, raws)`` (-1 when ``scan`` is None). None when the generic reader
+    must decide.
 
     ``scan`` is None when the whole text scanned clean, else the scanner each finding must pass before it is
-    decoded typed. The reference for scan.native_itemwise, which runs this loop in C with the same calls (given
-    ``_BOUND``) and does itself only what ``_failing`` and ``_outside`` would compute from the bytes.
+    decoded typed. The reference for scan.native_itemwise, which does this in C with the same calls (``bound`` is
+    ``_BOUND``, unused here), and itself only what ``_failing`` and ``_outside`` would compute from the bytes.
     """
+    top = {name: value for name, getter in fields if (value := getter(envelope)) is not UNSET}
+    raws = items_of(envelope)
     items: list[Any] = []
     append = items.append
     for index, raw in enumerate(raws):
@@ -101,7 +103,7 @@ def _python_items(
                 pass
         if not _failing(items, raw, _plain(raw), clean, index, repeats, max_depth):
             return None
-    return items, -1 if scan is None else _outside(data, raws)
+    return top, items, -1 if scan is None else _outside(data, raws)
 
 
 def _failing(
@@ -131,4 +133,4 @@ def _outside(data: bytes | str, raws: list[Any]) -> int:
 
 
 # What the C loop calls (see _itemwise.c), fixed once.
-_BOUND = (_plain, _failing, _encode, _outside, DECODE_ERRORS)
+_BOUND = (_plain, _failing, _encode, _outside, DECODE_ERRORS, UNSET)

@@ -32,7 +32,7 @@ native_decoded_members: Callable[..., int] | None  # the reference is TypedShape
 native_checked: Callable[..., int] | None  # decoded_members and placed in one call
 native_outcome: Callable[..., Any] | None  # the reference is ParseOutcome.clean (with the class first)
 native_accept: Callable[..., Any] | None  # FastPath.parse's accepted route in one call (FastPath.accept_reference)
-native_itemwise: Callable[..., tuple[list[Any], int] | None] | None  # the reference is itemwise._python_items
+native_itemwise: Callable[..., tuple[dict[str, Any], list[Any], int] | None] | None  # itemwise._python_read
 try:
     from promptops.parsing._place import accept as native_accept
     from promptops.parsing._place import checked as native_checked

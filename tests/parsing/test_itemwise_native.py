@@ -1,7 +1,7 @@
-"""_place.itemwise (the itemwise reader's per-finding loop in C) against itemwise._python_items, its Python
-reference, and read_itemwise with it against read_itemwise without it: the same findings in the same order, the
-same repeats, the same Documents and the same exceptions, for clean, failing, edge-whitespace, repeated-key,
-deep and escaped findings, as bytes and as str; and references counted exactly."""
+"""_place.itemwise (the itemwise reader's top-level dict and per-finding loop in C) against its Python reference
+itemwise._python_read, and read_itemwise with it against read_itemwise without it: the same top level, the same
+findings in the same order, the same repeats, Documents and exceptions, for clean, failing, edge-whitespace,
+repeated-key, deep and escaped findings, as bytes and as str; and references counted exactly."""
 
 from __future__ import annotations
 
@@ -136,25 +136,43 @@ def _raws(data: bytes | str) -> list[Any]:
     return raws
 
 
-def _direct(
+def _loop(
+    native: bool,
     data: bytes | str,
-    max_depth: Any,
     scanner: Callable[[Any], Any] | None,
+    max_depth: Any,
+    repeats: dict[int, str] | None = None,
+    *,
     decode: Callable[[Any], Any] | None = None,
     bound: tuple[Any, ...] | None = None,
-) -> tuple[Any, Any]:
-    """(C answer, Python answer) of the loop itself, each with the repeats it noted."""
-    decode = decode or _FAST.typed.decode_item
+    items_of: Callable[[Any], Any] | None = None,
+    fields: Any = None,
+) -> Any:
+    """The C call (native) or its Python reference on ``data``'s envelope, with the typed shape's own getters
+    and decoder unless given others."""
+    typed = _FAST.typed
+    reader = scan.native_itemwise if native else itemwise._python_read
+    assert reader is not None
+    return reader(
+        itemwise._BOUND if bound is None else bound,
+        typed.top_fields if fields is None else fields,
+        typed.decode_envelope(data),
+        items_of or typed.items,
+        decode or typed.decode_item,
+        scanner,
+        data,
+        {} if repeats is None else repeats,
+        max_depth,
+    )
+
+
+def _direct(data: bytes | str, max_depth: Any, scanner: Callable[[Any], Any] | None, **swap: Any) -> tuple[Any, Any]:
+    """(C answer, Python answer), each with the repeats it noted (an error as its type and message)."""
     answers: list[Any] = []
     for native in (True, False):
-        raws, repeats = _raws(data), dict[int, str]()
+        repeats: dict[int, str] = {}
         try:
-            if native:
-                assert scan.native_itemwise is not None
-                got = scan.native_itemwise(bound or itemwise._BOUND, decode, scanner, raws, data, repeats, max_depth)
-            else:
-                got = itemwise._python_items(decode, scanner, raws, data, repeats, max_depth)
-            answers.append((repr(got), repeats))
+            answers.append((repr(_loop(native, data, scanner, max_depth, repeats, **swap)), repeats))
         except Exception as exc:
             answers.append((type(exc), str(exc), repeats))
     return answers[0], answers[1]
@@ -191,26 +209,22 @@ def test_the_loop_matches_its_reference(kinds: list[str], top: str, as_bytes: bo
 def test_the_routes_are_taken() -> None:
     """The inputs above reach every branch: typed, appended in C, handed to _failing, given up, repeats noted."""
     text = _document_text(["clean", "enum", "edge", "repeat", "escaped", "deep"], "plain")
-    raws = _raws(text.encode())
     repeats: dict[int, str] = {}
-    assert scan.native_itemwise is not None
-    read = scan.native_itemwise(itemwise._BOUND, _FAST.typed.decode_item, scan.native, raws, text.encode(), repeats, 64)
+    read = _loop(True, text.encode(), scan.native, 64, repeats)
     assert read is not None
-    items, outside = read
+    top, items, outside = read
+    assert top == {"schema_version": "1.0", "prompt_version": "1.0.0", "summary": "Reviewed the change."}
     assert [type(item) is _FAST.typed.item_type for item in items] == [True, False, False, False, True, False]
-    assert repeats == {3: "title"} or list(repeats) == [3]
+    assert list(repeats) == [3]
     assert outside == -1  # the escaped finding's "\u003a"
-    bound = itemwise._BOUND
-    assert scan.native_itemwise(bound, _FAST.typed.decode_item, None, raws, text, {}, 4) is None  # too deep
+    assert _loop(True, text, None, 4) is None  # too deep
     text = _document_text(["clean", "edge", "colons"], "colon_summary")
-    raws = _raws(text)
-    read = scan.native_itemwise(bound, _FAST.typed.decode_item, scan.native, raws, text.encode(), {}, 64)
-    assert read is not None and read[1] == text.count(":") - b"".join(raws).count(b":") == 5
-    assert scan.native_itemwise(bound, _FAST.typed.decode_item, None, [], text, {}, 4) == ([], -1)
-    assert scan.native_itemwise(bound, _FAST.typed.decode_item, scan.native, [], text, {}, 4) == (
-        [],
-        text.count(":"),
-    )
+    read = _loop(True, text.encode(), scan.native, 64)
+    assert read is not None and read[2] == text.count(":") - b"".join(_raws(text)).count(b":") == 5
+    top = read[0]
+    assert _loop(True, text, None, 4, items_of=lambda _: []) == (top, [], -1)
+    assert _loop(True, text, scan.native, 4, items_of=lambda _: []) == (top, [], text.count(":"))
+    assert _loop(True, text, None, 4, fields=[])[0] == {}
 
 
 def test_str_and_bytes_read_alike() -> None:
@@ -243,17 +257,20 @@ def test_decoding_errors_mark_the_finding_and_others_propagate() -> None:
     for exc in [msgspec.DecodeError("x"), msgspec.ValidationError("x"), RecursionError(), UnicodeDecodeError(
         "utf-8", b"", 0, 1, "x"
     )]:  # fmt: skip
-        got, want = _direct(text, 64, None, _second_raises(exc))
+        got, want = _direct(text, 64, None, decode=_second_raises(exc))
         assert got == want
         assert "Finding(" in got[0] and got[0].count("Finding(") == 2  # the second was read plain
         assert sys.exc_info() == (None, None, None)
     for exc in [ValueError("not a decoding error"), KeyError("k"), MemoryError()]:
-        got, want = _direct(text, 64, None, _second_raises(exc))
+        got, want = _direct(text, 64, None, decode=_second_raises(exc))
         assert got == want == (type(exc), str(exc), {})
-    # Errors of the scanner, of the plain decoder, of _failing, of the encoder and of _outside propagate.
+    # Errors of the getters, of the scanner, of the plain decoder, of _failing, of the encoder and of _outside
+    # propagate.
     boom = _raiser(ValueError("boom"))
     edge = _document_text(["edge"], "plain")
-    assert _direct(edge.encode(), 64, boom) == ((ValueError, "boom", {}),) * 2
+    swaps: list[dict[str, Any]] = [{"fields": [("a", boom)]}, {"items_of": boom}, {}]
+    for swap in swaps:
+        assert _direct(edge.encode(), 64, boom, **swap) == ((ValueError, "boom", {}),) * 2
     repeat = _document_text(["repeat"], "plain")
     # (plain, failing, encode, outside_of): the data each reaches in C with (bytes: outside is counted in C)
     reaching: list[bytes | str] = [edge.encode(), repeat.encode(), edge.encode(), edge]
@@ -261,14 +278,20 @@ def test_decoding_errors_mark_the_finding_and_others_propagate() -> None:
         bound = list(itemwise._BOUND)
         bound[position] = boom
         assert _direct(data, 64, scan.native, bound=tuple(bound))[0] == (ValueError, "boom", {}), position
-    # Given a bad bound or findings that are not a list, the call raises TypeError.
+    # Given a bad bound, fields that are not a list of pairs or findings that are not a list: TypeError.
+    bad: list[dict[str, Any]] = [
+        {"bound": itemwise._BOUND[:-1]},
+        {"bound": (*itemwise._BOUND[:4], [], itemwise._BOUND[5])},
+        {"fields": tuple(_FAST.typed.top_fields)},
+        {"fields": [("a", len, 1)]},
+        {"items_of": lambda _: ()},
+    ]
+    for swap in bad:
+        with pytest.raises(TypeError):
+            _loop(True, edge, None, 8, **swap)
     assert scan.native_itemwise is not None
     with pytest.raises(TypeError):
-        scan.native_itemwise(itemwise._BOUND[:-1], _FAST.typed.decode_item, None, [], b"", {}, 8)
-    with pytest.raises(TypeError):
-        scan.native_itemwise(itemwise._BOUND, _FAST.typed.decode_item, None, (), b"", {}, 8)
-    with pytest.raises(TypeError):
-        scan.native_itemwise((*itemwise._BOUND[:4], []), _FAST.typed.decode_item, None, [], b"", {}, 8)
+        scan.native_itemwise(itemwise._BOUND, [], None, len, len, None, b"", {})
 
 
 def test_findings_without_a_buffer_are_left_to_python() -> None:
@@ -283,17 +306,13 @@ def test_findings_without_a_buffer_are_left_to_python() -> None:
         got, want = _direct(text, 64, scanner, decode=decode)
         assert got == want
     # str findings: the plain decoder takes them, bytes() refuses them in both
-    assert scan.native_itemwise is not None
     for data in (text, text.encode()):
-        with pytest.raises(TypeError):
-            itemwise._python_items(decode, None, list(strings), data, {}, 64)
-        with pytest.raises(TypeError):
-            scan.native_itemwise(itemwise._BOUND, decode, None, list(strings), data, {}, 64)
-        # typed "decoding" passes: b"".join refuses them when the colons outside are counted
-        with pytest.raises(TypeError):
-            itemwise._python_items(str, _always, list(strings), data, {}, 64)
-        with pytest.raises(TypeError):
-            scan.native_itemwise(itemwise._BOUND, str, _always, list(strings), data, {}, 64)
+        for native in (True, False):
+            with pytest.raises(TypeError):
+                _loop(native, data, None, 64, decode=decode, items_of=lambda _: list(strings))
+            # typed "decoding" passes: b"".join refuses them when the colons outside are counted
+            with pytest.raises(TypeError):
+                _loop(native, data, _always, 64, decode=str, items_of=lambda _: list(strings))
 
 
 def _always(_: Any) -> bool:
@@ -317,22 +336,29 @@ def test_the_parser_answers_alike_with_and_without_the_c_loop() -> None:
 def test_the_loop_counts_references_exactly() -> None:
     texts = [_document_text(kinds, "meta") for kinds in (["clean", "enum", "edge", "repeat"], ["deep"], [])]
     inputs: list[bytes | str] = [*texts, *(t.encode() for t in texts)]
-    assert scan.native_itemwise is not None
-    decode = _FAST.typed.decode_item
-    prepared = [(data, _raws(data)) for data in inputs]
-    watched: list[Any] = [itemwise._BOUND, *itemwise._BOUND, decode, scan.native, *inputs]
-    for _, raws in prepared:
-        watched += [raws, *raws]
+    typed = _FAST.typed
+    prepared = [(data, typed.decode_envelope(data)) for data in inputs]
+    watched: list[Any] = [itemwise._BOUND, *itemwise._BOUND, typed.top_fields, typed.items, typed.decode_item]
+    watched += [scan.native, *inputs]
+    for _, envelope in prepared:
+        raws = typed.items(envelope)
+        watched += [envelope, raws, *raws, *(getter(envelope) for _, getter in typed.top_fields)]
 
     def run(depth: int, rounds: int) -> None:
-        assert scan.native_itemwise is not None
+        reader = scan.native_itemwise
+        assert reader is not None
+        fields, items_of, decode = typed.top_fields, typed.items, typed.decode_item
         for _ in range(rounds):
-            for data, raws in prepared:
+            for data, envelope in prepared:
                 for scanner in (None, scan.native):
-                    scan.native_itemwise(itemwise._BOUND, decode, scanner, raws, data, {}, depth)
-                if raws:  # an error on the way out: what was taken is given back
+                    reader(itemwise._BOUND, fields, envelope, items_of, decode, scanner, data, {}, depth)
+                # errors on the way out: what was taken is given back
+                boom = _raiser(ValueError("boom"))
+                if items_of(envelope):
                     with pytest.raises(ValueError, match="boom"):
-                        scan.native_itemwise(itemwise._BOUND, _raiser(ValueError("boom")), None, raws, data, {}, depth)
+                        reader(itemwise._BOUND, fields, envelope, items_of, decode, boom, data, {}, 3)
+                with pytest.raises(ValueError, match="boom"):
+                    reader(itemwise._BOUND, fields, envelope, boom, decode, None, data, {}, 3)
 
     for depth in (3, 64):
         run(depth, 3)  # warm: caches, interned values
