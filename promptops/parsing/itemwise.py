@@ -6,6 +6,10 @@ findings in C: they arrive at the validator as already-checked Structs, and only
 typed decoding or their scan are handed over as plain JSON values for field-by-field checks. Anything this
 reader cannot vouch for exactly (a rejected or tolerantly read version, a repeated key it cannot place, deep
 nesting) returns None, and the generic reader in jsontext.py takes the whole document instead.
+
+The work between the versions and the top-level checks (the top-level dict, the per-finding loop, the byte tests
+of failing findings and the colon count outside the findings) is one C call when the _place extension is built
+(scan.native_itemwise, _itemwise.c); ``_python_read`` is its reference, and runs when the extension is not.
 """
 
 from __future__ import annotations
