@@ -299,6 +299,7 @@ static PyMethodDef methods[] = {
     {"plain_paths", changed_plain_paths, METH_O, "Every path is a str ChangedFiles keeps as written (quick check)."},
     {"placed", (PyCFunction)(void (*)(void))placed, METH_FASTCALL,
      "1: a finding out of place; 2: in place but ids repeat; 0: neither."},
+    {"itemwise", (PyCFunction)(void (*)(void))itemwise_items, METH_FASTCALL, "The itemwise reader's per-finding loop."},
     {"marks", (PyCFunction)(void (*)(void))marks, METH_FASTCALL,
      "For each finding: its id when it is a placed typed Struct, else the unset marker."},
     {NULL, NULL, 0, NULL},

@@ -110,4 +110,7 @@ PyObject *outcome_clean(PyObject *module, PyObject *const *args, Py_ssize_t narg
 /* _fused.c: accept. */
 PyObject *fused_accept(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* _itemwise.c: itemwise. */
+PyObject *itemwise_items(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

@@ -46,3 +46,15 @@ def clean_outcome(
     cls: type[_T], diagnostics: list[Any], typed: object, versions: tuple[str, str], findings: int, /
 ) -> _T: ...
 def accept(bound: tuple[object, ...], data: bytes | str, changed: object, /) -> object: ...
+def itemwise(
+    bound: tuple[Any, ...],
+    fields: list[tuple[str, Any]],
+    envelope: object,
+    items_of: Any,
+    decode: Any,
+    scan: Any,
+    data: object,
+    repeats: dict[int, str],
+    max_depth: int,
+    /,
+) -> tuple[dict[str, Any], list[Any], int] | None: ...

@@ -32,15 +32,18 @@ native_decoded_members: Callable[..., int] | None  # the reference is TypedShape
 native_checked: Callable[..., int] | None  # decoded_members and placed in one call
 native_outcome: Callable[..., Any] | None  # the reference is ParseOutcome.clean (with the class first)
 native_accept: Callable[..., Any] | None  # FastPath.parse's accepted route in one call (FastPath.accept_reference)
+native_itemwise: Callable[..., tuple[dict[str, Any], list[Any], int] | None] | None  # itemwise._python_read
 try:
     from promptops.parsing._place import accept as native_accept
     from promptops.parsing._place import checked as native_checked
     from promptops.parsing._place import clean_outcome as native_outcome
     from promptops.parsing._place import decoded_members as native_decoded_members
+    from promptops.parsing._place import itemwise as native_itemwise
     from promptops.parsing._place import marks as native_marks
     from promptops.parsing._place import placed as native_placed
 except ImportError:
     native_placed = native_marks = native_decoded_members = native_checked = native_outcome = native_accept = None
+    native_itemwise = None
 try:
     from promptops.parsing._scan import members as native_members
 except ImportError:
