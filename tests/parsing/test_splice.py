@@ -77,10 +77,12 @@ def test_element_cut_matches_reference_on_json(
 
 
 def test_element_cut_places_and_cuts_elements() -> None:
+    native = splice.native_element_cut
+    assert native is not None
     data = b'{"a": [1, {"b": "]"}], "findings": [ {"x": 1} , "s,]" ,[2] ]}'
     for index, kept in ((0, b'[ "s,]" ,[2] ]'), (1, b'[ {"x": 1} , [2] ]'), (2, b'[ {"x": 1} , "s,]" ]')):
         place = splice.element_cut(data, b"findings", index)
-        assert place is not None and place == splice.native_element_cut(data, b"findings", index)
+        assert place is not None and place == native(data, b"findings", index)
         start, stop, element_start, element_stop = place
         assert json.loads(data[element_start:element_stop]) == json.loads(data)["findings"][index]
         rest = data[:start] + data[stop:]
@@ -89,8 +91,7 @@ def test_element_cut_places_and_cuts_elements() -> None:
     assert splice.element_cut(only, b"findings", 0) == (14, 15, 14, 15)
     for missing in (b'{"findings": [1]}', b'{"findings": 3}', b'{"find\\u0069ngs": [1]}', b"[1]", b'{"findings": []}'):
         assert splice.element_cut(missing, b"findings", 1 if missing.startswith(b'{"findings": [1]') else 0) is None
-        assert splice.native_element_cut is not None
-        assert splice.native_element_cut(missing, b"findings", 0) == splice.element_cut(missing, b"findings", 0)
+        assert native(missing, b"findings", 0) == splice.element_cut(missing, b"findings", 0)
 
 
 # ---- Splicer.read against read_itemwise ---------------------------------------------------------------
@@ -109,7 +110,7 @@ def _comparable(document: Document) -> tuple[Any, ...]:
 
 def _both(parser: Parser, data: bytes | str) -> tuple[Document | None, Document | None] | None:
     """(spliced, itemwise) for a text the parser would splice (clean, failing typed decoding), else None."""
-    fast = parser._guess  # noqa: SLF001 - the reader is internal to the parser
+    fast = parser._guess
     assert fast is not None
     try:
         fast.typed.decode_response(data)
@@ -121,8 +122,8 @@ def _both(parser: Parser, data: bytes | str) -> tuple[Document | None, Document 
     verdict = fast.verdict(data, fast.scan(data))
     if not verdict:
         return None
-    depth = parser._limits.max_depth  # noqa: SLF001
-    spliced = parser._splicer.read(fast, data, error, depth, None)  # noqa: SLF001
+    depth = parser._limits.max_depth
+    spliced = parser._splicer.read(fast, data, error, depth, None)
     return spliced, read_itemwise(fast, data, depth, None, verdict)
 
 
@@ -186,23 +187,23 @@ def test_splicer_declines_what_it_cannot_vouch_for(parser: Parser, name: str) ->
 
 
 def test_splicer_declines_str_bounded_findings_and_without_speedups(parser: Parser) -> None:
-    fast = parser._guess  # noqa: SLF001
+    fast = parser._guess
     assert fast is not None
     data = SPLICED["middle"]
     with pytest.raises(msgspec.ValidationError) as raised:
         fast.typed.decode_response(data)
-    depth = parser._limits.max_depth  # noqa: SLF001
-    assert parser._splicer.read(fast, data, raised.value, depth, None) is not None  # noqa: SLF001
-    assert parser._splicer.read(fast, data.decode(), raised.value, depth, None) is None  # noqa: SLF001
+    depth = parser._limits.max_depth
+    assert parser._splicer.read(fast, data, raised.value, depth, None) is not None
+    assert parser._splicer.read(fast, data.decode(), raised.value, depth, None) is None
     assert splice.Splicer("findings", speedups=False).read(fast, data, raised.value, depth, None) is None
     bounded = Parser(load_contract(ROOT, "code-review-findings"))
-    assert all(f is None or f.typed.items_bounded for f in bounded._fast.values())  # noqa: SLF001
+    assert all(f is None or f.typed.items_bounded for f in bounded._fast.values())
 
 
 def test_parser_outcomes_are_the_same_without_the_splicer(parser: Parser) -> None:
     """The parser with the splicer against one whose splicer always declines (the itemwise reader then reads)."""
     plain = Parser(load_contract(ROOT, "review-result"))
-    plain._splicer = splice.Splicer("findings", speedups=False)  # noqa: SLF001
+    plain._splicer = splice.Splicer("findings", speedups=False)
     cases = [(data, changed) for data, changed in _corpus(3000, seed=29)]
     cases += [(data, CHANGED) for data in (*SPLICED.values(), *DECLINED.values())]
     for data, changed in cases:
