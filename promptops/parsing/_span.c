@@ -7,8 +7,6 @@
  * not walk the span again to check the depth limit).
  * brackets_at_most(data, limit) -> bool: data (str or bytes) holds at most limit '{' and '[' in all (the
  * reference counts them: data.count("{") + data.count("[") <= limit).
- * element_cut(data, key, index) -> (int, int, int, int) | None: where element index of the top-level member key
- * (an array) sits in the bytes data, and what to cut to remove it (the reference is splice.element_cut).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -182,148 +180,6 @@ brackets_at_most(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(braces + count_upto(bytes, length, '[', limit - braces) <= limit);
 }
 
-/* ---- element_cut: the reference is splice.element_cut; every step below mirrors one there ---- */
-
-static Py_ssize_t
-skip_space(const unsigned char *d, Py_ssize_t pos, Py_ssize_t size)
-{
-    while (pos < size && (d[pos] == ' ' || d[pos] == '\t' || d[pos] == '\n' || d[pos] == '\r'))
-        pos++;
-    return pos;
-}
-
-/* Index after the closing quote of a string whose body starts at pos, or -1: the first quote not preceded by an
- * odd run of backslashes within the body (what stepping over each backslash and the byte after it finds). */
-static Py_ssize_t
-string_end(const unsigned char *d, Py_ssize_t pos, Py_ssize_t size)
-{
-    Py_ssize_t from = pos;
-    while (pos < size) {
-        const unsigned char *q = memchr(d + pos, '"', (size_t)(size - pos));
-        if (q == NULL)
-            return -1;
-        Py_ssize_t j = q - d, k = j;
-        while (k > from && d[k - 1] == '\\')
-            k--;
-        if ((j - k) % 2 == 0)
-            return j + 1;
-        pos = j + 1;
-    }
-    return -1;
-}
-
-static Py_ssize_t
-value_end(const unsigned char *d, Py_ssize_t pos, Py_ssize_t size)
-{
-    if (pos >= size)
-        return -1;
-    unsigned char c = d[pos];
-    if (c == '"')
-        return string_end(d, pos + 1, size);
-    if (c == '{' || c == '[') {
-        Py_ssize_t depth = 0;
-        while (pos < size) {
-            c = d[pos];
-            if (c == '"') {
-                pos = string_end(d, pos + 1, size);
-                if (pos < 0)
-                    return -1;
-                continue;
-            }
-            if (c == '{' || c == '[')
-                depth++;
-            else if ((c == '}' || c == ']') && --depth == 0)
-                return pos + 1;
-            pos++;
-        }
-        return -1;
-    }
-    while (pos < size && !(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ']' || c == '}'))
-        c = ++pos < size ? d[pos] : 0;
-    return pos;
-}
-
-/* element_cut within the array that opens at pos; 1 with the four positions set, else 0. */
-static int
-element(const unsigned char *d, Py_ssize_t pos, Py_ssize_t size, Py_ssize_t index, Py_ssize_t place[4])
-{
-    if (pos >= size || d[pos] != '[')
-        return 0;
-    pos = skip_space(d, pos + 1, size);
-    Py_ssize_t previous_end = -1;
-    for (Py_ssize_t current = 0; current <= index; current++) {
-        Py_ssize_t start = pos, end = value_end(d, pos, size);
-        if (end < 0 || end == start)
-            return 0;
-        Py_ssize_t after = skip_space(d, end, size);
-        if (after >= size)
-            return 0;
-        if (current == index) {
-            place[2] = start;
-            place[3] = end;
-            if (d[after] == ',') {
-                place[0] = start;
-                place[1] = skip_space(d, after + 1, size);
-                return 1;
-            }
-            if (d[after] != ']')
-                return 0;
-            place[0] = previous_end >= 0 ? previous_end : start;
-            place[1] = end;
-            return 1;
-        }
-        if (d[after] != ',')
-            return 0;
-        previous_end = end;
-        pos = skip_space(d, after + 1, size);
-    }
-    return 0;
-}
-
-static PyObject *
-element_cut(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)module;
-    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyBytes_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "element_cut(data: bytes, key: bytes, index: int)");
-        return NULL;
-    }
-    Py_ssize_t index = PyLong_AsSsize_t(args[2]);
-    if (index == -1 && PyErr_Occurred())
-        return NULL;
-    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(args[0]);
-    const char *key = PyBytes_AS_STRING(args[1]);
-    Py_ssize_t size = PyBytes_GET_SIZE(args[0]), key_size = PyBytes_GET_SIZE(args[1]);
-    Py_ssize_t place[4];
-    Py_ssize_t pos = skip_space(d, 0, size);
-    if (index < 0 || pos >= size || d[pos] != '{')
-        Py_RETURN_NONE;
-    pos = skip_space(d, pos + 1, size);
-    while (pos < size && d[pos] == '"') {
-        Py_ssize_t end = string_end(d, pos + 1, size);
-        if (end < 0)
-            Py_RETURN_NONE;
-        int named = end - pos - 2 == key_size && memcmp(d + pos + 1, key, (size_t)key_size) == 0;
-        pos = skip_space(d, end, size);
-        if (pos >= size || d[pos] != ':')
-            Py_RETURN_NONE;
-        pos = skip_space(d, pos + 1, size);
-        if (named) {
-            if (!element(d, pos, size, index, place))
-                Py_RETURN_NONE;
-            return Py_BuildValue("(nnnn)", place[0], place[1], place[2], place[3]);
-        }
-        pos = value_end(d, pos, size);
-        if (pos < 0)
-            Py_RETURN_NONE;
-        pos = skip_space(d, pos, size);
-        if (pos >= size || d[pos] != ',')
-            Py_RETURN_NONE;
-        pos = skip_space(d, pos + 1, size);
-    }
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef methods[] = {
     {"span_end", (PyCFunction)(void (*)(void))span_end, METH_FASTCALL,
      "Index after the bracket closing the one at text[start], or -1 when the text ends first."},
@@ -331,8 +187,6 @@ static PyMethodDef methods[] = {
      "(span_end(text, start), the deepest nesting reached on the way)."},
     {"brackets_at_most", (PyCFunction)(void (*)(void))brackets_at_most, METH_FASTCALL,
      "Whether data holds at most limit '{' and '[' in all."},
-    {"element_cut", (PyCFunction)(void (*)(void))element_cut, METH_FASTCALL,
-     "Where element index of the top-level array member key sits in data, and what to cut to remove it."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -54,9 +54,6 @@ class Declined(NamedTuple):
     # The text is not one JSON value (msgspec: it ends inside one, or goes on after one): no typed reader can
     # take it, the envelope reader included.
     not_one_value: bool = False
-    # What the whole typed decoding raised when the text is JSON but not valid as written: it names the value
-    # that failed (see splice.py).
-    invalid: msgspec.ValidationError | None = None
 
 
 NOT_ONE_VALUE = Declined(not_one_value=True)
@@ -85,8 +82,6 @@ def _undecodable(exc: BaseException) -> Declined | None:
         message = str(exc)
         if message == _TRUNCATED or message.startswith(TRAILING):
             return NOT_ONE_VALUE
-    elif type(exc) is msgspec.ValidationError:
-        return Declined(invalid=exc)
     return None
 
 

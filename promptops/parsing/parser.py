@@ -29,7 +29,6 @@ from promptops.parsing.jsontext import (
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.scan import native_accept as _accept
 from promptops.parsing.scan import native_count
-from promptops.parsing.splice import Splicer
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
@@ -82,7 +81,6 @@ class Parser:
             self._peek_bytes = re.compile(self._peek_str.pattern.encode())
         self._needs_request_versions = contract.versions.schema is None or contract.versions.prompt is None
         self._refusals: dict[tuple[Any, Any], _Refusal] = {}  # see _refusal
-        self._splicer = Splicer(contract.items, speedups=speedups)
 
     def parse(
         self,
@@ -158,14 +156,7 @@ class Parser:
             # A text that is not one JSON value is no envelope either: only the generic reader can take it.
             if declined is None or not declined.not_one_value:
                 verdict = fast.verdict(raw, scanned)
-                typed_document = None
-                if verdict and declined is not None and declined.invalid is not None:
-                    # One finding failed typed decoding: cut it out and decode the rest whole.
-                    typed_document = self._splicer.read(
-                        fast, raw, declined.invalid, self._limits.max_depth, request_versions
-                    )
-                if typed_document is None:
-                    typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
+                typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
                 if typed_document is not None:
                     return self._validator.validate(typed_document, changed, request_versions)
         text = decode_text(raw)

@@ -106,8 +106,6 @@ class TypedShape:
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
         self._items_path = paths.member(None, contract.items)
-        items_rule = top.properties[contract.items]
-        self.items_bounded = items_rule.min_items is not None or items_rule.max_items is not None
 
     @classmethod
     def build(cls, contract: Contract, shape: OutputShape) -> TypedShape | None:
