@@ -125,22 +125,23 @@ class Parser:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
             # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
             bound = guess.accept_bound
-            decoded = placed = None
-            declared: str | _Peek | None = _SEARCH
+            declared: str | _Peek | None
             if bound is not None and _accept is not None:
                 # The accepted route whole in C; else what it found on the way (FastPath.accept_reference).
                 accepted = _accept(bound, raw, changed)
                 if isinstance(accepted, ParseOutcome):
                     return accepted
                 if type(accepted) is int:
-                    scanned = accepted  # all it could hand back
+                    scanned, decoded, declared, placed = accepted, None, _SEARCH, None  # all it could hand back
                 else:
                     scanned, decoded, declared, placed = accepted
                     if scanned < 0 or type(decoded) is _INVALID:
                         # guess.parse's answer to both is None at once (an invalid value is no decline to act on)
                         return self._declined(raw, changed, None, guess, scanned, None, declared)
-            elif self._scan is not None:
-                scanned = self._scan(raw)  # FastPath.scan, one call less
+            else:
+                decoded, declared, placed = None, _SEARCH, None
+                if self._scan is not None:
+                    scanned = self._scan(raw)  # FastPath.scan, one call less
             outcome = guess.parse(raw, changed, self._max_depth, None, scanned, decoded, placed)
             if isinstance(outcome, ParseOutcome):
                 return outcome
