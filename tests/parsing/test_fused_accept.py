@@ -238,6 +238,7 @@ def test_accept_counts_references_exactly() -> None:
     parser = Parser(load_contract(ROOT, "review-result"))
     inputs: list[bytes | str] = [text(response()).encode(), text(response(findings=[finding(1), finding(1)]))]
     inputs += [text(response(findings=[finding(1, file="x.py")])).encode(), b"{", text(response(meta={"a": 1}))]
+    inputs += [text(response(summary=" edged")), text(response(findings=[finding(1, severity="High")])).encode()]
     changed = ChangedFiles(CHANGED)
     for raw in inputs:
         parser.parse(raw, changed)
