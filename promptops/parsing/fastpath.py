@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import operator
+import re
 import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -76,6 +77,22 @@ def _slots_read(getter: Any, owner: Any) -> tuple[Any, ...] | None:
     return slots if all(type(slot) is types.MemberDescriptorType for slot in slots) else None
 
 
+def version_peek(field: str) -> tuple[re.Pattern[str], re.Pattern[bytes]]:
+    """The search for the schema version a text declares in ``field`` (its group, decoded as UTF-8 with
+    replacement for bytes), for str and for bytes: before anything is decoded, it says which fast path to try."""
+    pattern = re.compile(rf'"{re.escape(field)}"\s*:\s*"([^"\\]*)"')
+    return pattern, re.compile(pattern.pattern.encode())
+
+
+def _peeked(peek: tuple[re.Pattern[str], re.Pattern[bytes]], data: bytes | str) -> str | None:
+    """The declared schema version ``version_peek``'s search reads (None: no match)."""
+    if isinstance(data, bytes):
+        found = peek[1].search(data)
+        return None if found is None else found.group(1).decode("utf-8", "replace")
+    match = peek[0].search(data)
+    return None if match is None else match.group(1)
+
+
 def _undecodable(exc: BaseException) -> Declined | None:
     """FastPath.parse's answer when the typed decoder raised ``exc`` (one of DECODE_ERRORS)."""
     if type(exc) is msgspec.DecodeError:
@@ -111,19 +128,22 @@ class FastPath:
         # What _place.accept takes to run scan and parse's accepted route for versions read from the text in one
         # C call (see accept_reference); None without the C helpers or when the contract has no version fields.
         self.accept_bound: tuple[Any, ...] | None = None
+        schema_field = typed.contract.versions.schema
+        self._peek = version_peek(schema_field) if schema_field is not None else None
         natives = (native_accept, native_count, native_checked, native_outcome)
-        if speedups and None not in natives and self._versions_of is not None:
-            self.accept_bound = self._accept_bound()
+        if speedups and None not in natives and self._versions_of is not None and schema_field is not None:
+            self.accept_bound = self._accept_bound(schema_field)
 
-    def _accept_bound(self) -> tuple[Any, ...]:
+    def _accept_bound(self, schema_field: str) -> tuple[Any, ...]:
         """The pieces _place.accept works with (see _fused.c), getters of slots as the slots' descriptors."""
         response = getattr(getattr(self._decode, "__self__", None), "type", None)  # the decoder's Struct type
         versions = _slots_read(self._versions_of, response) or self._versions_of
         items = (_slots_read(self._items_of, response) or (self._items_of,))[0]
         probe = (_slots_read(self._open_probe, response) or (self._open_probe,))[0]
         listed = inspect.getattr_static(ChangedFiles, "listed_plain" if self._plain_paths else "listed")
+        quoted = f'"{schema_field}"'  # where version_peek's search can match: its pattern starts with it, literally
         return (native_count, self._decode, versions, self._versions_ok, items, ChangedFiles, listed, self._plan,
-                probe, self.typed.duplicate_ids, ParseOutcome)  # fmt: skip
+                probe, self.typed.duplicate_ids, ParseOutcome, (quoted.encode(), quoted))  # fmt: skip
 
     def scan(self, data: bytes | str) -> int | None:
         """The C scanner's count of the raw text: its colons outside strings, -1 when a string has whitespace at
@@ -148,9 +168,10 @@ class FastPath:
         request_versions: tuple[str, str] | None,
         scanned: int | None,
         decoded: Any = None,
+        placed: int | None = None,
     ) -> ParseOutcome | Declined | None:
         """``decoded``: what ``self._decode(data)`` returned or raised, when ``accept`` already decoded the text
-        (never None)."""
+        (never None); ``placed``: what ``accept`` found ``checked`` answers for that decoded response, if it did."""
         # The hot path of the whole product: every check is a C call or a short loop, in order of cost.
         if scanned is not None and scanned < 0:
             return None
@@ -179,17 +200,20 @@ class FastPath:
                     return Declined(refused=versions)
                 return None
         items = self._items_of(obj)
-        listed = changed.listed_plain if self._plain_paths else changed.listed  # typed.listed, inlined
-        checked = self._checked
-        if scanned is not None and checked is not None:
+        if placed is not None:  # checked's answer, from accept
+            if placed < 0:
+                return None
+        elif scanned is not None and self._checked is not None:
             # Each member of the text has one colon outside strings: as many members decoded, none was lost
             # to a repeated key (with the scan's clean edges, the C scanner's full verdict); then placed.
-            placed = checked(self._plan, obj, items, listed, scanned)
+            listed = changed.listed_plain if self._plain_paths else changed.listed  # typed.listed, inlined
+            placed = self._checked(self._plan, obj, items, listed, scanned)
             if placed < 0:
                 return None
         elif scanned is not None or not self._python_gate(data, obj, items):
             return None
         elif self._placed is not None:
+            listed = changed.listed_plain if self._plain_paths else changed.listed
             placed = self._placed(items, *self.typed.place_fields, listed, UNSET)
         else:
             placed = self.typed.placed(items, changed)
@@ -203,27 +227,31 @@ class FastPath:
         diagnostics = self.typed.duplicate_ids(items) if placed else []
         return self._outcome(ParseOutcome, diagnostics, obj, versions, len(items))
 
-    def accept_reference(self, data: bytes | str, changed: ChangedFiles) -> ParseOutcome | int | tuple[int, Any]:
+    def accept_reference(
+        self, data: bytes | str, changed: ChangedFiles
+    ) -> ParseOutcome | tuple[int, Any, str | None, int | None]:
         """What ``accept`` answers, in Python (its reference, with versions read from the text): the outcome when
-        ``parse`` accepts on its own route without looking into open objects; else the scanner's count, with what
-        decoding returned or raised when the text was decoded, and the caller runs ``parse`` with them (which then
-        decides exactly as without ``accept``)."""
+        ``parse`` accepts on its own route without looking into open objects; else the scanner's count, what
+        decoding returned or raised (None: not decoded, the count declined), the schema version the text declares
+        (``version_peek``'s reading) and checked's answer when it was asked; the caller runs ``parse`` with them
+        (which then decides exactly as without ``accept``)."""
         scanned = self.scan(data)
         assert scanned is not None and self._checked is not None and self._versions_of is not None
+        assert self._peek is not None
         if scanned < 0:
-            return scanned
+            return scanned, None, _peeked(self._peek, data), None
         try:
             obj = self._decode(data)
         except DECODE_ERRORS as exc:
-            return scanned, exc
+            return scanned, exc, _peeked(self._peek, data), None
         versions = self._versions_of(obj)
         if self._versions_ok.get(versions) is not True:
-            return scanned, obj
+            return scanned, obj, _peeked(self._peek, data), None
         items = self._items_of(obj)
         listed = changed.listed_plain if self._plain_paths else changed.listed
         placed = self._checked(self._plan, obj, items, listed, scanned)
         if placed < 0 or placed == PLACE_OUT or (self._open_probe is not None and self._open_probe(obj)):
-            return scanned, obj
+            return scanned, obj, _peeked(self._peek, data), placed
         diagnostics = self.typed.duplicate_ids(items) if placed else []
         return ParseOutcome.clean(diagnostics, obj, versions, len(items))
 

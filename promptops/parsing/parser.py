@@ -6,16 +6,19 @@ for anything a model can produce; every input ends as an accepted or rejected ou
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
+
+import msgspec
 
 from promptops.contract import Contract
 from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
-from promptops.parsing.fastpath import Declined, FastPath
+from promptops.parsing.fastpath import Declined, FastPath, version_peek
 from promptops.parsing.itemwise import read_itemwise
 from promptops.parsing.jsontext import (
     Rejection,
@@ -27,6 +30,7 @@ from promptops.parsing.jsontext import (
     with_duplicates,
 )
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.parsing.scan import native as _native_clean
 from promptops.parsing.scan import native_accept as _accept
 from promptops.parsing.scan import native_count
 from promptops.parsing.typed import TypedShape
@@ -34,6 +38,13 @@ from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
 from promptops.parsing.walks import SHALLOW
 from promptops.policy import ParserPolicy
+
+
+class _Peek(enum.Enum):
+    SEARCH = "search"  # Parser._declined: the declared schema version is yet to be searched for
+
+
+_SEARCH: Final = _Peek.SEARCH
 
 
 class Parser:
@@ -70,15 +81,14 @@ class Parser:
         }
         self._only_fast = self._fast[str(readable[0])] if len(readable) == 1 else None
         self._scan = native_count if speedups else None
+        self._clean = _native_clean if speedups else None  # what each FastPath.verdict runs
         # With several readable versions, the fast path that accepted the last response is tried before the
         # text is searched for the declared version (see parse).
         self._guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
         self._peek_str: re.Pattern[str] | None = None
         self._peek_bytes: re.Pattern[bytes] | None = None
         if len(readable) > 1 and contract.versions.schema is not None:
-            field = re.escape(contract.versions.schema)
-            self._peek_str = re.compile(rf'"{field}"\s*:\s*"([^"\\]*)"')
-            self._peek_bytes = re.compile(self._peek_str.pattern.encode())
+            self._peek_str, self._peek_bytes = version_peek(contract.versions.schema)
         self._needs_request_versions = contract.versions.schema is None or contract.versions.prompt is None
         self._refusals: dict[tuple[Any, Any], _Refusal] = {}  # see _refusal
 
@@ -115,21 +125,29 @@ class Parser:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
             # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
             bound = guess.accept_bound
-            decoded = None
+            declared: str | _Peek | None
             if bound is not None and _accept is not None:
-                # The accepted route whole in C; else the count, and the decoded response when there is one.
+                # The accepted route whole in C; else what it found on the way (FastPath.accept_reference).
                 accepted = _accept(bound, raw, changed)
                 if isinstance(accepted, ParseOutcome):
                     return accepted
-                scanned, decoded = (accepted, None) if type(accepted) is int else accepted
-            elif self._scan is not None:
-                scanned = self._scan(raw)  # FastPath.scan, one call less
-            outcome = guess.parse(raw, changed, self._max_depth, None, scanned, decoded)
+                if type(accepted) is int:
+                    scanned, decoded, declared, placed = accepted, None, _SEARCH, None  # all it could hand back
+                else:
+                    scanned, decoded, declared, placed = accepted
+                    if scanned < 0 or type(decoded) is _INVALID:
+                        # guess.parse's answer to both is None at once (an invalid value is no decline to act on)
+                        return self._declined(raw, changed, None, guess, scanned, None, declared)
+            else:
+                decoded, declared, placed = None, _SEARCH, None
+                if self._scan is not None:
+                    scanned = self._scan(raw)  # FastPath.scan, one call less
+            outcome = guess.parse(raw, changed, self._max_depth, None, scanned, decoded, placed)
             if isinstance(outcome, ParseOutcome):
                 return outcome
             if outcome is not None and outcome.refused is not None:
-                return self._refusal(raw, changed, guess, scanned, outcome.refused)
-            return self._declined(raw, changed, request_versions, guess, scanned, outcome)
+                return self._refusal(raw, changed, guess, scanned, outcome.refused, declared)
+            return self._declined(raw, changed, request_versions, guess, scanned, outcome, declared)
         return self._declined(raw, changed, request_versions, None, scanned, None)
 
     def _declined(
@@ -140,14 +158,21 @@ class Parser:
         guess: FastPath | None,
         scanned: int | None,
         declined: Declined | None,
+        declared: str | _Peek | None = _SEARCH,
     ) -> ParseOutcome:
-        """``parse`` once the guessed fast path (if any) has declined, ``declined`` saying why."""
-        fast = self._only_fast if self._only_fast is not None else self._fast_path_for(raw, request_versions)
+        """``parse`` once the guessed fast path (if any) has declined, ``declined`` saying why; ``declared``: the
+        schema version the text declares as version_peek reads it, when accept has read it."""
+        fast = self._only_fast
+        if fast is None:
+            if declared is _SEARCH or request_versions is not None:
+                fast = self._fast_path_for(raw, request_versions)
+            elif declared is not None:
+                fast = self._fast.get(declared)
         if fast is not None:
             if guess is None:
                 scanned = fast.scan(raw)
             if fast is not guess:
-                outcome = fast.parse(raw, changed, self._limits.max_depth, request_versions, scanned)
+                outcome = fast.parse(raw, changed, self._max_depth, request_versions, scanned)
                 if isinstance(outcome, ParseOutcome):
                     if guess is not None:
                         self._guess = fast
@@ -155,8 +180,9 @@ class Parser:
                 declined = outcome
             # A text that is not one JSON value is no envelope either: only the generic reader can take it.
             if declined is None or not declined.not_one_value:
-                verdict = fast.verdict(raw, scanned)
-                typed_document = read_itemwise(fast, raw, self._limits.max_depth, request_versions, verdict)
+                clean = self._clean  # fast.verdict, inlined
+                verdict = None if scanned is None or clean is None else scanned >= 0 and clean(raw)
+                typed_document = read_itemwise(fast, raw, self._max_depth, request_versions, verdict)
                 if typed_document is not None:
                     return self._validator.validate(typed_document, changed, request_versions)
         text = decode_text(raw)
@@ -183,7 +209,13 @@ class Parser:
         return self._validator.validate(document, changed, request_versions)
 
     def _refusal(
-        self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, scanned: int | None, versions: tuple[Any, Any]
+        self,
+        raw: str | bytes,
+        changed: ChangedFiles,
+        guess: FastPath,
+        scanned: int | None,
+        versions: tuple[Any, Any],
+        declared: str | _Peek | None,
     ) -> ParseOutcome:
         """A response the guessed fast path read whole and clean, but declined for its declared versions alone.
 
@@ -195,7 +227,7 @@ class Parser:
         known = self._refusals.get(versions)
         if known is not None and self._surely_shallow(raw):
             return ParseOutcome(accepted=False, reason=known.code, diagnostics=[Diagnostic(*known.fields)])
-        outcome = self._declined(raw, changed, None, guess, scanned, None)
+        outcome = self._declined(raw, changed, None, guess, scanned, None, declared)
         diagnostics = outcome.diagnostics
         if (
             outcome.reason is Code.INCOMPATIBLE_VERSION
@@ -285,6 +317,7 @@ class Parser:
 
 
 _REFUSALS_LIMIT = 4096  # declared pairs come from model output: keep the memo bounded
+_INVALID = msgspec.ValidationError  # a typed decoding's complaint about a value (FastPath.parse: a plain decline)
 
 
 @dataclass(frozen=True)

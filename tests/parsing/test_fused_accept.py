@@ -66,6 +66,19 @@ def _odd() -> Iterator[tuple[Any, list[str]]]:
         "null",
         '{"schema_version": 1}',
         ok.replace("Reviewed", "Reviewed \\u0020"),
+        # what the version peek reads when the guessed path declines
+        text(response(schema_version="1.1", findings=[finding(1, severity="High")])),
+        text(response(findings=[finding(1, file="nowhere.py")], schema_version="1.1")),
+        ok.replace('"schema_version": "1.0"', '"schema_version" :\t"1.1"').replace('"high"', '"High"', 1),
+        ok.replace('"schema_version": "1.0"', '"schema_version": "1.\\u0030"').replace('"high"', '"High"', 1),
+        ok.replace('"summary"', '"x": {"schema_version": "1.1"}, "summary"', 1).replace('"high"', '"High"', 1),
+        ok.replace('"summary"', '"schema_version": "1.1", "summary"', 1),  # repeated: the first one is read
+        ok.replace('"Reviewed', '"schema_version\\": \\"1.1 Reviewed', 1).replace('"high"', '"High"', 1),
+        '{"schema_version"schema_version": "1.1"}',
+        '{"schema_version": "1.0\\", "schema_version": "1.1"}',
+        '{"schema_version": "é\u3000", "a": 1}',
+        '{"schema_version":\u3000"1.1", "schema_version"\x85: "1.0"}',
+        '{"schema_version": "1.1',
     ]
     for case in cases:
         yield case, CHANGED
@@ -82,15 +95,15 @@ def _same(got: Any, want: Any) -> None:
         for name in _SLOTS:
             if name != "_typed":
                 assert getattr(got, name) == getattr(want, name), name
-    elif isinstance(got, tuple):  # the count, and what decoding returned or raised
-        assert len(got) == len(want) == 2 and type(got[0]) is type(want[0]) is int
+    else:  # the count, what decoding returned or raised, the declared version, checked's answer
+        assert type(got) is tuple and len(got) == len(want) == 4 and type(got[0]) is type(want[0]) is int
         assert got[0] == want[0] and type(got[1]) is type(want[1])
         if isinstance(got[1], BaseException):
             assert str(got[1]) == str(want[1])
         else:
             assert got[1] == want[1]
-    else:
-        assert type(got) is int and got == want
+        assert type(got[2]) is type(want[2]) and got[2] == want[2]
+        assert type(got[3]) is type(want[3]) and got[3] == want[3]
 
 
 def _accept(fast: FastPath, raw: Any, changed: ChangedFiles) -> Any:
@@ -148,12 +161,12 @@ def test_a_changed_files_subclass_is_read_by_attribute() -> None:
     assert fast is not None
     changed = _Changed(CHANGED)
     _same(_accept(fast, raw, changed), fast.accept_reference(raw, changed))
-    assert isinstance(_accept(fast, raw, changed), tuple)  # every finding out of place: declined after decoding
+    assert _accept(fast, raw, changed)[3] == 1  # every finding out of place: declined after decoding
 
 
 def _bound_with(fast: FastPath, **swap: Any) -> tuple[Any, ...]:
     names = ["count", "decode", "versions", "versions_ok", "items", "changed_type", "listed", "plan", "open_probe"]
-    names += ["duplicate_ids", "cls"]
+    names += ["duplicate_ids", "cls", "peek"]
     assert fast.accept_bound is not None
     bound = list(fast.accept_bound)
     for name, value in swap.items():
@@ -185,18 +198,22 @@ def test_errors_inside_accept_are_cleared_and_declined() -> None:
         bound = _bound_with(fast, decode=_raiser(error))
         handed = scan.native_accept(bound, raw, changed)
         assert handed[0] == count and handed[1] is error and error.__traceback__ is not None
+        assert handed[2:] == ("1.0", None)
         assert sys.exc_info() == (None, None, None)
-        for role in ["versions", "items", "open_probe", "duplicate_ids"]:  # declined after decoding
+        # declined after decoding: checked's answer (repeated ids) when it was asked before the error
+        for role, placed in [("versions", None), ("items", None), ("open_probe", 2), ("duplicate_ids", 2)]:
             bound = _bound_with(fast, **{role: _raiser(error)})
-            assert scan.native_accept(bound, raw, changed) == (count, decoded), role
+            assert scan.native_accept(bound, raw, changed) == (count, decoded, "1.0", placed), role
             assert sys.exc_info() == (None, None, None)
     # A decoder returning something else than the Struct: its slots cannot be read, so it declines.
-    assert scan.native_accept(_bound_with(fast, decode=lambda _: {"a": 1}), raw, changed) == (count, {"a": 1})
-    assert scan.native_accept(_bound_with(fast, versions_ok={}), raw, changed) == (count, decoded)
+    odd = scan.native_accept(_bound_with(fast, decode=lambda _: {"a": 1}), raw, changed)
+    assert odd == (count, {"a": 1}, "1.0", None)
+    assert scan.native_accept(_bound_with(fast, versions_ok={}), raw, changed) == (count, decoded, "1.0", None)
     refused = {("1.0", "1.0.0"): False}
-    assert scan.native_accept(_bound_with(fast, versions_ok=refused), raw, changed) == (count, decoded)
+    assert scan.native_accept(_bound_with(fast, versions_ok=refused), raw, changed) == (count, decoded, "1.0", None)
     edged = raw.replace(b'"Reviewed', b'" Reviewed')  # whitespace at a string's edge: declined before decoding
-    assert scan.native_accept(fast.accept_bound, edged, changed) == fast.scan(edged) == -1
+    assert scan.native_accept(fast.accept_bound, edged, changed) == (fast.scan(edged), None, "1.0", None)
+    assert fast.scan(edged) == -1
     # FastPath.parse answers a handed decoding error as its own (and raises any other).
     failing = raw[:-1]
     handed = scan.native_accept(fast.accept_bound, failing, changed)
@@ -211,6 +228,9 @@ def test_errors_inside_accept_are_cleared_and_declined() -> None:
         scan.native_accept(fast.accept_bound[:-1], raw, changed)
     with pytest.raises(TypeError):
         scan.native_accept(_bound_with(fast, versions_ok=[]), raw, changed)
+    for peek in [None, ("x", "x"), (b"", ""), (b'"a"',), (b'"a"', b'"a"')]:
+        with pytest.raises(TypeError):
+            scan.native_accept(_bound_with(fast, peek=peek), raw, changed)
 
 
 def test_accept_counts_references_exactly() -> None:
@@ -218,6 +238,7 @@ def test_accept_counts_references_exactly() -> None:
     parser = Parser(load_contract(ROOT, "review-result"))
     inputs: list[bytes | str] = [text(response()).encode(), text(response(findings=[finding(1), finding(1)]))]
     inputs += [text(response(findings=[finding(1, file="x.py")])).encode(), b"{", text(response(meta={"a": 1}))]
+    inputs += [text(response(summary=" edged")), text(response(findings=[finding(1, severity="High")])).encode()]
     changed = ChangedFiles(CHANGED)
     for raw in inputs:
         parser.parse(raw, changed)
