@@ -84,12 +84,13 @@ class Parser:
         self._clean = _native_clean if speedups else None  # what each FastPath.verdict runs
         # With several readable versions, the fast path that accepted the last response is tried before the
         # text is searched for the declared version (see parse).
-        self._guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
         self._peek_str: re.Pattern[str] | None = None
         self._peek_bytes: re.Pattern[bytes] | None = None
         if len(readable) > 1 and contract.versions.schema is not None:
             self._peek_str, self._peek_bytes = version_peek(contract.versions.schema)
         self._needs_request_versions = contract.versions.schema is None or contract.versions.prompt is None
+        guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
+        self._winner = self._guessing(guess)
         self._refusals: dict[tuple[Any, Any], _Refusal] = {}  # see _refusal
 
     def parse(
@@ -106,6 +107,15 @@ class Parser:
         cheaper when many responses share them). ``schema_version``/``prompt_version`` state what the request
         asked for, and are required for contracts whose output carries no version fields.
         """
+        guess, accept, bound = self._winner
+        if accept is not None and type(raw) is bytes and len(raw) <= self._max_bytes:
+            # The common case, with nothing else looked at first: the accepted route whole in C.
+            changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
+            accepted = accept(bound, raw, changed)
+            if type(accepted) is ParseOutcome:
+                return accepted
+            assert guess is not None
+            return self._handed_back(raw, changed, guess, accepted)
         changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
         request_versions: tuple[str, str] | None = None
         if self._needs_request_versions:
@@ -120,35 +130,61 @@ class Parser:
             if too_large is not None:
                 return too_large
         scanned: int | None = None
-        guess = self._guess if request_versions is None else None
-        if guess is not None:
+        if guess is not None and request_versions is None:
             # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
             # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
-            bound = guess.accept_bound
-            declared: str | _Peek | None
-            if bound is not None and _accept is not None:
-                # The accepted route whole in C; else what it found on the way (FastPath.accept_reference).
-                accepted = _accept(bound, raw, changed)
+            if accept is not None:
+                accepted = accept(bound, raw, changed)
                 if isinstance(accepted, ParseOutcome):
                     return accepted
-                if type(accepted) is int:
-                    scanned, decoded, declared, placed = accepted, None, _SEARCH, None  # all it could hand back
-                else:
-                    scanned, decoded, declared, placed = accepted
-                    if scanned < 0 or type(decoded) is _INVALID:
-                        # guess.parse's answer to both is None at once (an invalid value is no decline to act on)
-                        return self._declined(raw, changed, None, guess, scanned, None, declared)
-            else:
-                decoded, declared, placed = None, _SEARCH, None
-                if self._scan is not None:
-                    scanned = self._scan(raw)  # FastPath.scan, one call less
-            outcome = guess.parse(raw, changed, self._max_depth, None, scanned, decoded, placed)
-            if isinstance(outcome, ParseOutcome):
-                return outcome
-            if outcome is not None and outcome.refused is not None:
-                return self._refusal(raw, changed, guess, scanned, outcome.refused, declared)
-            return self._declined(raw, changed, request_versions, guess, scanned, outcome, declared)
+                return self._handed_back(raw, changed, guess, accepted)
+            if self._scan is not None:
+                scanned = self._scan(raw)  # FastPath.scan, one call less
+            outcome = guess.parse(raw, changed, self._max_depth, None, scanned)
+            return self._guess_declined(raw, changed, guess, scanned, outcome, _SEARCH)
         return self._declined(raw, changed, request_versions, None, scanned, None)
+
+    def _handed_back(self, raw: str | bytes, changed: ChangedFiles, guess: FastPath, accepted: Any) -> ParseOutcome:
+        """``parse`` when ``_place.accept`` did not accept: it hands back what it found on the way (see
+        FastPath.accept_reference), and the guessed fast path goes on from there."""
+        declared: str | _Peek | None
+        if type(accepted) is int:
+            scanned, decoded, declared, placed = accepted, None, _SEARCH, None  # all it could hand back
+        else:
+            scanned, decoded, declared, placed = accepted
+            if scanned < 0 or type(decoded) is _INVALID:
+                # guess.parse's answer to both is None at once (an invalid value is no decline to act on)
+                return self._declined(raw, changed, None, guess, scanned, None, declared)
+        outcome = guess.parse(raw, changed, self._max_depth, None, scanned, decoded, placed)
+        return self._guess_declined(raw, changed, guess, scanned, outcome, declared)
+
+    def _guess_declined(
+        self,
+        raw: str | bytes,
+        changed: ChangedFiles,
+        guess: FastPath,
+        scanned: int | None,
+        outcome: ParseOutcome | Declined | None,
+        declared: str | _Peek | None,
+    ) -> ParseOutcome:
+        """``parse`` once the guessed fast path has answered ``outcome``."""
+        if isinstance(outcome, ParseOutcome):
+            return outcome
+        if outcome is not None and outcome.refused is not None:
+            return self._refusal(raw, changed, guess, scanned, outcome.refused, declared)
+        return self._declined(raw, changed, None, guess, scanned, outcome, declared)
+
+    @property
+    def _guess(self) -> FastPath | None:
+        """The fast path tried first (the one that accepted last), for contracts with several readable versions."""
+        return self._winner[0]
+
+    def _guessing(self, fast: FastPath | None) -> tuple[FastPath | None, Callable[..., Any] | None, Any]:
+        """``fast`` as the guess, with ``_place.accept`` and what it takes for ``fast`` when the accepted route in
+        C applies (else None, None); one tuple, so that threads sharing the parser never read a guess with another
+        path's bound."""
+        bound = fast.accept_bound if fast is not None and not self._needs_request_versions else None
+        return (fast, _accept, bound) if bound is not None and _accept is not None else (fast, None, None)
 
     def _declined(
         self,
@@ -175,7 +211,7 @@ class Parser:
                 outcome = fast.parse(raw, changed, self._max_depth, request_versions, scanned)
                 if isinstance(outcome, ParseOutcome):
                     if guess is not None:
-                        self._guess = fast
+                        self._winner = self._guessing(fast)
                     return outcome
                 declined = outcome
             # A text that is not one JSON value is no envelope either: only the generic reader can take it.
