@@ -84,7 +84,7 @@ def version_peek(field: str) -> tuple[re.Pattern[str], re.Pattern[bytes]]:
     return pattern, re.compile(pattern.pattern.encode())
 
 
-def _peeked(peek: tuple[re.Pattern[str], re.Pattern[bytes]], data: bytes | str) -> str | None:
+def declared_version(peek: tuple[re.Pattern[str], re.Pattern[bytes]], data: bytes | str) -> str | None:
     """The declared schema version ``version_peek``'s search reads (None: no match)."""
     if isinstance(data, bytes):
         found = peek[1].search(data)
@@ -239,19 +239,19 @@ class FastPath:
         assert scanned is not None and self._checked is not None and self._versions_of is not None
         assert self._peek is not None
         if scanned < 0:
-            return scanned, None, _peeked(self._peek, data), None
+            return scanned, None, declared_version(self._peek, data), None
         try:
             obj = self._decode(data)
         except DECODE_ERRORS as exc:
-            return scanned, exc, _peeked(self._peek, data), None
+            return scanned, exc, declared_version(self._peek, data), None
         versions = self._versions_of(obj)
         if self._versions_ok.get(versions) is not True:
-            return scanned, obj, _peeked(self._peek, data), None
+            return scanned, obj, declared_version(self._peek, data), None
         items = self._items_of(obj)
         listed = changed.listed_plain if self._plain_paths else changed.listed
         placed = self._checked(self._plan, obj, items, listed, scanned)
         if placed < 0 or placed == PLACE_OUT or (self._open_probe is not None and self._open_probe(obj)):
-            return scanned, obj, _peeked(self._peek, data), placed
+            return scanned, obj, declared_version(self._peek, data), placed
         diagnostics = self.typed.duplicate_ids(items) if placed else []
         return ParseOutcome.clean(diagnostics, obj, versions, len(items))
 

@@ -18,7 +18,7 @@ import msgspec
 from promptops.contract import Contract
 from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
-from promptops.parsing.fastpath import Declined, FastPath, version_peek
+from promptops.parsing.fastpath import Declined, FastPath, declared_version, version_peek
 from promptops.parsing.itemwise import read_itemwise
 from promptops.parsing.jsontext import (
     Rejection,
@@ -84,10 +84,9 @@ class Parser:
         self._clean = _native_clean if speedups else None  # what each FastPath.verdict runs
         # With several readable versions, the fast path that accepted the last response is tried before the
         # text is searched for the declared version (see parse).
-        self._peek_str: re.Pattern[str] | None = None
-        self._peek_bytes: re.Pattern[bytes] | None = None
+        self._peek: tuple[re.Pattern[str], re.Pattern[bytes]] | None = None
         if len(readable) > 1 and contract.versions.schema is not None:
-            self._peek_str, self._peek_bytes = version_peek(contract.versions.schema)
+            self._peek = version_peek(contract.versions.schema)
         self._needs_request_versions = contract.versions.schema is None or contract.versions.prompt is None
         guess = next((f for f in self._fast.values() if f is not None), None) if len(readable) > 1 else None
         self._winner = self._guessing(guess)
@@ -107,16 +106,22 @@ class Parser:
         cheaper when many responses share them). ``schema_version``/``prompt_version`` state what the request
         asked for, and are required for contracts whose output carries no version fields.
         """
+        changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
         guess, accept, bound = self._winner
-        if accept is not None and type(raw) is bytes and len(raw) <= self._max_bytes:
-            # The common case, with nothing else looked at first: the accepted route whole in C.
-            changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
+        if accept is not None:
+            # The common case (the guess has the accepted route in C, so the output declares its versions):
+            # nothing else is looked at first. Traffic declares one version for long runs, so the last winner
+            # usually accepts at once; a fast path accepts only declarations it reads exactly, so a wrong guess
+            # costs time, never the outcome.
+            if not (type(raw) is bytes and len(raw) <= self._max_bytes):
+                too_large = self._size_problem(raw)
+                if too_large is not None:
+                    return too_large
             accepted = accept(bound, raw, changed)
             if type(accepted) is ParseOutcome:
                 return accepted
             assert guess is not None
             return self._handed_back(raw, changed, guess, accepted)
-        changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
         request_versions: tuple[str, str] | None = None
         if self._needs_request_versions:
             if schema_version is None or prompt_version is None:
@@ -130,14 +135,7 @@ class Parser:
             if too_large is not None:
                 return too_large
         scanned: int | None = None
-        if guess is not None and request_versions is None:
-            # Traffic declares one version for long runs, so the last winner usually accepts at once. A fast
-            # path accepts only declarations it reads exactly, so a wrong guess costs time, never the outcome.
-            if accept is not None:
-                accepted = accept(bound, raw, changed)
-                if isinstance(accepted, ParseOutcome):
-                    return accepted
-                return self._handed_back(raw, changed, guess, accepted)
+        if guess is not None and request_versions is None:  # the last winner first, as above
             if self._scan is not None:
                 scanned = self._scan(raw)  # FastPath.scan, one call less
             outcome = guess.parse(raw, changed, self._max_depth, None, scanned)
@@ -331,13 +329,10 @@ class Parser:
     def _fast_path_for(self, raw: str | bytes, request_versions: tuple[str, str] | None) -> FastPath | None:
         if request_versions is not None:
             return self._fast.get(request_versions[0])
-        if self._only_fast is not None or self._peek_str is None or self._peek_bytes is None:
+        if self._only_fast is not None or self._peek is None:
             return self._only_fast
-        match = self._peek_bytes.search(raw) if isinstance(raw, bytes) else self._peek_str.search(raw)
-        if match is None:
-            return None
-        declared = match.group(1)
-        return self._fast.get(declared if isinstance(declared, str) else declared.decode("utf-8", "replace"))
+        declared = declared_version(self._peek, raw)
+        return None if declared is None else self._fast.get(declared)
 
     def _size_problem(self, raw: str | bytes) -> ParseOutcome | None:
         limit = self._limits.max_bytes

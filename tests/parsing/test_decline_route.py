@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from promptops import ChangedFiles, Parser, load_contract
 from promptops.parsing import ParseOutcome, scan
-from promptops.parsing.fastpath import FastPath, _peeked
+from promptops.parsing.fastpath import FastPath, declared_version
 from tests.helpers import CHANGED, finding, response, text
 from tests.parsing.invariants import _summary
 
@@ -46,8 +46,8 @@ def test_accept_reads_the_declared_version_as_the_peek_does(start: str, pieces: 
     assert _COLD._peek is not None
     for raw in (data, encoded, invalid):
         handed = _handed(_COLD, raw)
-        assert type(handed) is tuple and handed[2] == _peeked(_COLD._peek, raw), raw
-        assert type(handed[2]) is type(_peeked(_COLD._peek, raw))
+        assert type(handed) is tuple and handed[2] == declared_version(_COLD._peek, raw), raw
+        assert type(handed[2]) is type(declared_version(_COLD._peek, raw))
 
 
 def test_the_peek_reference_is_the_parsers_own_search() -> None:
