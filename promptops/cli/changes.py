@@ -9,6 +9,7 @@ from typing import IO, Any, TypeVar
 import click
 
 from promptops.changes import changed_files_from_git, read_changed_files
+from promptops.cli.inputs import InputText
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -27,7 +28,7 @@ def changed_files_options(purpose: str = "") -> Callable[[_F], _F]:
         )(function)
         function = click.option(
             "--changed-files-from",
-            type=click.File("r", encoding="utf-8"),
+            type=InputText(),
             metavar="FILE",
             help=f"File listing changed files, one per line{purpose}.",
         )(function)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,9 +22,11 @@ import click
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.rollout.gate import ARMS
+from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
-from promptops.store.ingest import DEFAULT_INGEST_BATCH, total_bytes
+from promptops.store.ingest import DEFAULT_INGEST_BATCH, SLOT_LIMIT, total_bytes
 
 # Below this much input, starting worker processes (about a second each) costs more than it saves.
 AUTO_WORKERS_BYTES = 64 << 20
@@ -89,11 +92,15 @@ def ingest_command(
             processes=workers,
         )
     reporter.close()
+    warnings = unknown_names(project.root, report)
+    for warning in warnings:
+        click.echo(f"promptops: warning: {warning}", err=True)
     for failed in report.failed:
         click.echo(f"promptops: error: {failed.error}", err=True)
     code = exits.TOOL_FAILURE if report.failed else exits.FAILED if report.bad_records else exits.OK
     if output_format == "json":
-        click.echo(json.dumps({"store": display, **report.to_dict(), "exit_code": code}, indent=2))
+        data = {"store": display, **report.to_dict(), "warnings": warnings, "exit_code": code}
+        click.echo(json.dumps(data, indent=2))
     else:
         click.echo(_summary(display, report))
     return code
@@ -120,14 +127,53 @@ class _BadRecords:
 
     def close(self) -> None:
         if self.count > MAX_REPORTED:
-            click.echo(f"promptops: ... and {self.count - MAX_REPORTED} more bad records", err=True)
+            more = self.count - MAX_REPORTED
+            click.echo(
+                f"promptops: ... and {count(more, 'more bad record')} (the first {MAX_REPORTED} are shown)", err=True
+            )
+
+
+def unknown_names(root: Path, report: IngestReport) -> list[str]:
+    """One warning per rollout id with no plan and per arm a rollout does not have, with its record count:
+    those records were read under the contract's default policy, which a typo would otherwise hide. (A
+    record of an unknown contract is a bad record, reported as such.)"""
+    rollouts: Counter[tuple[str, str]] = Counter()
+    arms: Counter[tuple[str, str, str]] = Counter()
+    for (contract, rollout_id, arm), records in report.slots.items():
+        if rollout_id is None:
+            continue
+        if not plan_path(root, contract, rollout_id).is_file():
+            rollouts[(contract, rollout_id)] += records
+        elif arm not in ARMS:
+            arms[(contract, rollout_id, "" if arm is None else arm)] += records
+    warnings = [
+        f"{count(records, 'record')} of contract {contract} name rollout {rollout_id!r}, which has no plan "
+        f"(rollout/{contract}/{rollout_id}.yaml): read under the contract's default policy"
+        for (contract, rollout_id), records in sorted(rollouts.items())
+    ]
+    warnings += [
+        f"{count(records, 'record')} of rollout {rollout_id!r} ({contract}) name "
+        f"{'no arm' if not arm else f'arm {arm!r}'}, not {' or '.join(ARMS)}: read under the contract's default policy"
+        for (contract, rollout_id, arm), records in sorted(arms.items())
+    ]
+    if report.other_slots:
+        warnings.append(
+            f"{count(report.other_slots, 'record')} of more than {SLOT_LIMIT:,} distinct (contract, rollout, arm) "
+            "combinations were not checked for unknown rollout ids and arms"
+        )
+    return warnings
+
+
+def count(number: int, noun: str) -> str:
+    """``number`` and ``noun``, plural unless one: "1 segment", "2 segments", "1,000 bad records"."""
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
 
 
 def _summary(display: str, report: IngestReport) -> str:
     data: dict[str, Any] = report.to_dict()
-    skipped = f", {data['segments_skipped']} already ingested" if data["segments_skipped"] else ""
+    skipped = f", {data['segments_skipped']:,} already ingested" if data["segments_skipped"] else ""
     return (
-        f"{display}: {data['inserted']:,} responses stored ({data['diagnostics']:,} diagnostics), "
-        f"{data['duplicates']:,} already stored, {data['bad_records']:,} bad records; "
-        f"{data['records']:,} records read from {data['segments']} segments{skipped}"
+        f"{display}: {count(data['inserted'], 'response')} stored ({count(data['diagnostics'], 'diagnostic')}), "
+        f"{data['duplicates']:,} already stored, {count(data['bad_records'], 'bad record')}; "
+        f"{count(data['records'], 'record')} read from {count(data['segments'], 'segment')}{skipped}"
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -15,6 +14,7 @@ from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
+from promptops.files import read_input
 from promptops.merge import FORMATS, MergeOptions, ReviewerOutput, merge, to_markdown, to_result, to_sarif
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -136,12 +136,8 @@ def _reader(
         schema_floor=_version(schema_versions.get(name), SchemaVersion.parse, "--schema-version"),
         prompt_version=_version(prompt_versions.get(name), PromptVersion.parse, "--prompt-version"),
     )
-    if path == "-":
-        raw = sys.stdin.buffer.read()
-        source = "-"
-    else:
-        raw = Path(path).read_bytes()  # an unreadable file is an OSError: one line, exit 3
-        source = project.relative(path)
+    raw = read_input(path)  # bounded; a device, a missing or too large file is one line, exit 3
+    source = "-" if path == "-" else project.relative(path)
     return ReviewerOutput(contract, raw, source, policy=policy)
 
 

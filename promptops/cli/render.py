@@ -9,6 +9,7 @@ import click
 
 from promptops.changes import read_changed_files
 from promptops.cli import exits
+from promptops.cli.inputs import InputText
 from promptops.cli.project import Project, format_option, jinja_bytecode_cache, pass_project
 from promptops.errors import VersionError
 from promptops.render import Renderer
@@ -36,14 +37,14 @@ def _variable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 @click.option("--changed-file", "changed", multiple=True, metavar="PATH", help="A changed file (repeatable).")
 @click.option(
     "--changed-files-from",
-    type=click.File("r", encoding="utf-8"),
+    type=InputText(),
     metavar="FILE",
     help="File listing changed files, one per line.",
 )
 @click.option(
     "--diff",
     "diff_file",
-    type=click.File("r", encoding="utf-8"),
+    type=InputText(),
     metavar="FILE",
     help="The diff under review (- for standard input); rendered as data, never as template code.",
 )

@@ -15,6 +15,7 @@ from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
+from promptops.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
 from promptops.parsing.diagnostics import COERCION_CODES, ERROR, WARNING
 from promptops.versioning import PromptVersion, SchemaVersion
@@ -39,11 +40,14 @@ from promptops.versioning import PromptVersion, SchemaVersion
 @click.option("--prompt-version", "prompt_pin", metavar="X.Y.Z", help="Pinned prompt version.")
 @click.option("--allow-prompt-patch-drift", is_flag=True, default=None, help="Accept any patch of the pinned prompt.")
 @click.option(
-    "--batch", type=click.File("rb"), metavar="FILE.jsonl", help="Validate JSONL records instead of one response."
+    "--batch",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    metavar="FILE.jsonl",
+    help="Validate JSONL records instead of one response (- for standard input).",
 )
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 when an accepted response has warnings.")
 @format_option()
-@click.argument("response", type=click.File("rb"), default="-", required=False)
+@click.argument("response", type=click.Path(dir_okay=False, allow_dash=True), default="-", required=False)
 @pass_project
 def validate(
     project: Project,
@@ -56,10 +60,10 @@ def validate(
     schema_floor: str | None,
     prompt_pin: str | None,
     allow_prompt_patch_drift: bool | None,
-    batch: IO[bytes] | None,
+    batch: str | None,
     strict_warnings: bool,
     output_format: str,
-    response: IO[bytes],
+    response: str,
 ) -> int:
     """Validate a model RESPONSE (a file, or - for stdin) against a contract.
 
@@ -77,17 +81,24 @@ def validate(
     sources = gather_changed_files(repo, changed, changed_files_from, git_range)
     request_versions = (str(policy.schema_floor), str(policy.prompt_version))
     if batch is not None:
-        return _validate_batch(
-            parser,
-            batch,
-            None if sources is None else ChangedFiles(sources),
-            request_versions,
-            output_format,
-            strict_warnings,
-        )
+        stream = open_input(batch)
+        try:
+            return _validate_batch(
+                parser,
+                stream,
+                batch,
+                None if sources is None else ChangedFiles(sources),
+                request_versions,
+                output_format,
+                strict_warnings,
+            )
+        finally:
+            if batch != STDIN:
+                stream.close()
     if sources is None:
         raise click.UsageError(NO_CHANGED_FILES)
-    outcome = _parse(parser, response.read(), ChangedFiles(sources), request_versions)
+    outcome = _parse(parser, read_input(response), ChangedFiles(sources), request_versions)
+
     if output_format == "json":
         sys.stdout.buffer.write(msgspec.json.encode(outcome.to_dict()) + b"\n")
     else:
@@ -103,6 +114,7 @@ def _parse(parser: Parser, raw: bytes | str, changed: ChangedFiles, request_vers
 def _validate_batch(
     parser: Parser,
     source: IO[bytes],
+    name: str,
     default_changed: ChangedFiles | None,
     request_versions: tuple[str, str],
     output_format: str,
@@ -113,8 +125,7 @@ def _validate_batch(
     reasons: Counter[str] = Counter()
     drops: Counter[str] = Counter()
     code = exits.OK
-    name = getattr(source, "name", "-")
-    for line_number, record in _records(source):
+    for line_number, record in _records(source, name):
         if isinstance(record, str):
             click.echo(f"promptops: {name}:{line_number}: {record}", err=True)
             tally["bad records"] += 1
@@ -134,7 +145,15 @@ def _validate_batch(
             record.get("schema_version") or request_versions[0],
             record.get("prompt_version") or request_versions[1],
         )
-        outcome = _parse(parser, record["raw"], changed_files, versions)
+        try:
+            outcome = _parse(parser, record["raw"], changed_files, versions)
+        except Exception as problem:  # whatever fails on one record makes it bad; the others go on
+            if isinstance(problem, MemoryError):
+                raise
+            click.echo(f"promptops: {name}:{line_number}: could not be read: {_one_line(problem)}", err=True)
+            tally["bad records"] += 1
+            code = exits.TOOL_FAILURE
+            continue
         tally[outcome.outcome] += 1
         if outcome.reason is not None:
             reasons[str(outcome.reason)] += 1
@@ -153,15 +172,21 @@ def _validate_batch(
     return code
 
 
-def _records(source: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _records(source: IO[bytes], name: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Each JSONL line as a record dict, or as a one-line description of what is wrong with it."""
-    for number, line in enumerate(source, start=1):
+    for number, line in iter_lines(source, name):
+        if line is None:
+            yield number, line_limit_problem()
+            continue
         if not line.strip():
             continue
         try:
             record = msgspec.json.decode(line)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             yield number, "not a JSON object"
+            continue
+        except UnicodeDecodeError:  # msgspec checks UTF-8 inside strings only
+            yield number, "not valid UTF-8"
             continue
         if not isinstance(record, dict):
             yield number, "not a JSON object"
@@ -171,8 +196,18 @@ def _records(source: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | str]]:
             isinstance(record["changed_files"], list) and all(isinstance(p, str) for p in record["changed_files"])
         ):
             yield number, "field 'changed_files' must be a list of strings"
+        elif wrong := next((k for k in _VERSION_FIELDS if not isinstance(record.get(k), str | None)), None):
+            yield number, f"field {wrong!r} must be a string"
         else:
             yield number, record
+
+
+_VERSION_FIELDS = ("schema_version", "prompt_version")
+
+
+def _one_line(problem: BaseException, limit: int = 200) -> str:
+    text = " ".join(f"{type(problem).__name__}: {problem}".split())
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def describe(outcome: ParseOutcome) -> list[str]:

@@ -23,6 +23,7 @@ from promptops.policy import ParserPolicy
 from promptops.store.ddl import SLICE_COLUMNS
 from promptops.store.store import Batch, Store, WriteResult
 from promptops.store.traces import TraceBuilder
+from promptops.store.values import check_outcome, check_values
 
 if TYPE_CHECKING:
     from promptops.reask import TraceStep
@@ -238,21 +239,52 @@ class BatchBuilder:
         source: str | None,
         source_line: int | None,
     ) -> bool:
-        """Add one response; False (and counted as a duplicate) when its id is already in this batch."""
+        """Add one response; False (and counted as a duplicate) when its id is already in this batch.
+
+        Everything is computed before anything is kept, so an exception leaves the builder as it was (ingest
+        then reports the record as bad and goes on)."""
         if response_id in self._ids:
             self._duplicates += 1
             return False
-        self._ids.add(response_id)
         cached = self._policies.get(id(policy))
         if cached is None:
             # Keyed by identity, holding the policy itself so the id cannot be reused while cached.
             cached = (policy, str(policy.schema_floor), str(policy.prompt_version), policy.allow_prompt_patch_drift)
-            self._policies[id(policy)] = cached
         diagnostics = outcome.diagnostics
         count = len(diagnostics)
-        coercions = 0
+        coercions = sum(1 for d in diagnostics if d.code in COERCION_CODES) if count else 0
+        reason = outcome.reason
+        row = (
+            response_id,
+            ts,
+            contract,
+            rollout_id,
+            arm,
+            unit,
+            model,
+            latency_ms,
+            tokens,
+            outcome.prompt_version,
+            outcome.schema_version,
+            cached[1],
+            cached[2],
+            cached[3],
+            outcome.accepted,
+            None if reason is None else str(reason),
+            outcome.findings_seen,
+            outcome.findings_kept,
+            outcome.findings_dropped,
+            outcome.findings_coerced,
+            coercions,
+            count,
+            outcome.extracted,
+            outcome.truncated,
+            source,
+            source_line,
+        )
+        self._policies[id(policy)] = cached
+        self._ids.add(response_id)
         if count:
-            coercions = sum(1 for d in diagnostics if d.code in COERCION_CODES)
             self._diags.extend(diagnostics)
             self._diag_row.extend([len(self._rows)] * count)
             self._diag_seq.extend(range(count))
@@ -269,37 +301,7 @@ class BatchBuilder:
             )
             number = self._slices.setdefault(key, len(self._slices))
             self._diag_slice.extend([number] * count)
-        reason = outcome.reason
-        self._rows.append(
-            (
-                response_id,
-                ts,
-                contract,
-                rollout_id,
-                arm,
-                unit,
-                model,
-                latency_ms,
-                tokens,
-                outcome.prompt_version,
-                outcome.schema_version,
-                cached[1],
-                cached[2],
-                cached[3],
-                outcome.accepted,
-                None if reason is None else str(reason),
-                outcome.findings_seen,
-                outcome.findings_kept,
-                outcome.findings_dropped,
-                outcome.findings_coerced,
-                coercions,
-                count,
-                outcome.extracted,
-                outcome.truncated,
-                source,
-                source_line,
-            )
-        )
+        self._rows.append(row)
         return True
 
     def take(self) -> Batch:
@@ -361,7 +363,23 @@ class Recorder:
         latency_ms: float | None = None,
         tokens: int | None = None,
     ) -> None:
-        """Buffer one outcome. ``policy`` is the parser's (``parser.policy``); ``ts`` is UTC when naive."""
+        """Buffer one outcome. ``policy`` is the parser's (``parser.policy``); ``ts`` is UTC when naive.
+
+        Raises ValueError naming the field when a value cannot be stored (store/values.py: an empty id, a
+        lone surrogate, ``tokens`` outside 0..2**63-1, a negative or non-finite ``latency_ms``...); nothing
+        is buffered then, and what was buffered before stays."""
+        check_values(
+            response_id=response_id,
+            ts=ts,
+            contract=contract,
+            rollout_id=rollout_id,
+            arm=arm,
+            unit=unit,
+            model=model,
+            latency_ms=latency_ms,
+            tokens=tokens,
+        )
+        check_outcome(outcome)
         self._builder.add(
             outcome, policy, response_id, ts, contract, rollout_id, arm, unit, model, latency_ms, tokens, None, None
         )

@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,9 @@ import pyarrow as pa
 from promptops.errors import PromptopsError
 from promptops.parsing import ChangedFiles
 from promptops.store.batch import BatchBuilder
-from promptops.store.logs import LineRange, decode_record, read_range
+from promptops.store.logs import LINE_TOO_LONG, LineRange, decode_record, read_range
 from promptops.store.policies import ParserCache
+from promptops.store.values import EDGE_YEARS, check_ts
 
 
 @dataclass(frozen=True)
@@ -31,24 +33,31 @@ class ChunkResult:
     records: int  # non-empty lines
     duplicates: int  # ids repeated inside the chunk, or in ``skip``
     bad: list[tuple[int, str]]  # (line, problem)
+    slots: dict[tuple[str, str | None, str | None], int]  # records read per (contract, rollout_id, arm)
 
 
 def parse_chunk(
-    lines: Iterable[tuple[int, bytes | memoryview]],
+    lines: Iterable[tuple[int, bytes | memoryview | None]],
     display: str,
     parsers: ParserCache,
     skip: frozenset[str] = frozenset(),
 ) -> ChunkResult:
     """Decode, parse and tabulate ``lines`` (line number, text) of the segment ``display``.
 
-    Ids in ``skip`` (already stored) are counted as duplicates without being parsed.
+    Ids in ``skip`` (already stored) are counted as duplicates without being parsed. A line given as None
+    was too long to read (logs.MAX_LINE): a bad record.
     """
     builder = BatchBuilder()
     add = builder.add
     slot_of = parsers.slot
     bad: list[tuple[int, str]] = []
+    slots: Counter[tuple[str, str | None, str | None]] = Counter()
     records = skipped = 0
     for number, line in lines:
+        if line is None:
+            records += 1
+            bad.append((number, LINE_TOO_LONG))
+            continue
         if not line:
             continue
         record = decode_record(line)
@@ -64,31 +73,61 @@ def parse_chunk(
         if skip and record.response_id in skip:
             skipped += 1
             continue
-        slot = slot_of(record.contract, record.rollout_id, record.arm)
+        key = (record.contract, record.rollout_id, record.arm)
+        slots[key] += 1
+        slot = slot_of(*key)  # a broken contract or plan stops the run: it is no fault of this record
         if slot is None:
             bad.append((number, f"unknown contract {record.contract!r} (no versions/{record.contract}/)"))
             continue
         parser, schema_version, prompt_version = slot
-        outcome = parser.parse(
-            record.raw, ChangedFiles(record.changed_files), schema_version=schema_version, prompt_version=prompt_version
-        )
-        add(
-            outcome,
-            parser.policy,
-            record.response_id,
-            record.ts,
-            record.contract,
-            record.rollout_id,
-            record.arm,
-            record.unit,
-            record.model,
-            record.latency_ms,
-            record.tokens,
-            display,
-            number,
-        )
+        if record.ts.year in EDGE_YEARS:
+            try:
+                check_ts(record.ts)
+            except ValueError as problem:
+                bad.append((number, str(problem)))
+                continue
+        try:  # whatever fails on one record makes that record bad, and the rest go on
+            outcome = parser.parse(
+                record.raw,
+                ChangedFiles(record.changed_files),
+                schema_version=schema_version,
+                prompt_version=prompt_version,
+            )
+            add(
+                outcome,
+                parser.policy,
+                record.response_id,
+                record.ts,
+                record.contract,
+                record.rollout_id,
+                record.arm,
+                record.unit,
+                record.model,
+                record.latency_ms,
+                record.tokens,
+                display,
+                number,
+            )
+        except MemoryError:
+            raise
+        except Exception as problem:
+            bad.append((number, f"could not be read: {_one_line(f'{type(problem).__name__}: {problem}')}"))
     batch = builder.take()
-    return ChunkResult(batch.responses, batch.diagnostics, batch.slices, records, batch.duplicates + skipped, bad)
+    return ChunkResult(
+        batch.responses, batch.diagnostics, batch.slices, records, batch.duplicates + skipped, bad, dict(slots)
+    )
+
+
+def too_long(part: LineRange) -> ChunkResult:
+    """The result of a range holding one line too long to read: a bad record and nothing else."""
+    builder = BatchBuilder()
+    batch = builder.take()
+    return ChunkResult(batch.responses, batch.diagnostics, batch.slices, 1, 0, [(part.first_line, LINE_TOO_LONG)], {})
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else f"{line[: limit - 3]}..."
 
 
 # ---- worker processes ----------------------------------------------------------------------------------
@@ -116,7 +155,7 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def parse_chunk_in_worker(
-    lines: Iterable[tuple[int, bytes | memoryview]], display: str, skip: frozenset[str]
+    lines: Iterable[tuple[int, bytes | memoryview | None]], display: str, skip: frozenset[str]
 ) -> ChunkResult:
     assert _WORKER_PARSERS is not None, "start_worker was not run"
     try:

@@ -38,11 +38,16 @@ from promptops.store.chunks import (
     parse_chunk_in_worker,
     parse_range_in_worker,
     start_worker,
+    too_long,
 )
 from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments, read_range
 from promptops.store.policies import ParserCache
 from promptops.store.store import Batch, Store, WriteResult
 
+# Memory stays flat whatever the logs hold: bad records are counted, and only this many are kept as examples
+# (in the report); distinct (contract, rollout_id, arm) slots past SLOT_LIMIT are counted together.
+BAD_SAMPLE = 100
+SLOT_LIMIT = 10_000
 DEFAULT_INGEST_BATCH = 125_000  # at least one DuckDB row group (122,880), written straight to the file, not the WAL
 DECODE_CHUNK = 5_000
 
@@ -69,9 +74,18 @@ class SegmentReport:
     error: str | None = None
 
 
+Slot = tuple[str, str | None, str | None]  # (contract, rollout_id, arm)
+
+
 @dataclass
 class IngestReport:
     segments: list[SegmentReport] = field(default_factory=list)
+    # The first BAD_SAMPLE bad records of the run (bad_records counts them all).
+    bad_sample: list[BadRecord] = field(default_factory=list)
+    # Records read per (contract, rollout_id, arm), for warnings about names no project file defines; at
+    # most SLOT_LIMIT slots, the records of any further ones in ``other_slots``.
+    slots: dict[Slot, int] = field(default_factory=dict)
+    other_slots: int = 0
 
     def _sum(self, name: str) -> int:
         return sum(getattr(s, name) for s in self.segments)
@@ -114,7 +128,21 @@ class IngestReport:
             "duplicates": self.duplicates,
             "bad_records": self.bad_records,
             "diagnostics": self.diagnostics,
+            "bad_records_sample": [{"source": b.source, "line": b.line, "problem": b.problem} for b in self.bad_sample],
+            "bad_records_sample_limit": BAD_SAMPLE,
         }
+
+    def add_bad(self, bad: BadRecord) -> None:
+        if len(self.bad_sample) < BAD_SAMPLE:
+            self.bad_sample.append(bad)
+
+    def add_slots(self, counts: dict[Slot, int]) -> None:
+        slots = self.slots
+        for key, count in counts.items():
+            if key in slots or len(slots) < SLOT_LIMIT:
+                slots[key] = slots.get(key, 0) + count
+            else:
+                self.other_slots += count
 
 
 def ingest_logs(
@@ -141,8 +169,8 @@ def ingest_logs(
     written stay.
     """
     segments = find_segments(paths)
-    run = _Run(store, parsers, batch_size, on_bad, on_progress, processes)
     report = IngestReport()
+    run = _Run(store, parsers, batch_size, on_bad, on_progress, processes, report)
     try:
         for segment in segments:
             display = relative(segment.path)
@@ -184,7 +212,9 @@ class _Run:
         on_bad: Callable[[BadRecord], None] | None,
         on_progress: Callable[[int], None] | None,
         processes: int,
+        report: IngestReport,
     ) -> None:
+        self._report = report
         self._store = store
         self._parsers = parsers
         self._batch_size = max(1, batch_size)
@@ -230,6 +260,11 @@ class _Run:
                 # Workers read their chunks from the file: this process only hashes the bytes and finds
                 # where chunks end, and no log text crosses a pipe.
                 for part in reader.line_ranges(self._chunk_size):
+                    if part.too_long:  # never read: only reported
+                        while window:
+                            reported = self._collect(window, report, reported)
+                        self._absorb(too_long(part), report)
+                        continue
                     skip: frozenset[str] = frozenset()
                     if self._precheck:
                         skip = self._stored(enumerate(read_range(segment.path, display, part)))
@@ -282,8 +317,8 @@ class _Run:
         self.progress(position - reported)
         return position
 
-    def _line_chunks(self, reader: SegmentReader) -> Iterator[list[tuple[int, bytes]]]:
-        chunk: list[tuple[int, bytes]] = []
+    def _line_chunks(self, reader: SegmentReader) -> Iterator[list[tuple[int, bytes | None]]]:
+        chunk: list[tuple[int, bytes | None]] = []
         size = self._chunk_size
         try:
             for numbered in reader.lines():
@@ -298,12 +333,14 @@ class _Run:
         if chunk:
             yield chunk
 
-    def _stored(self, lines: Iterable[tuple[int, bytes | memoryview]]) -> frozenset[str]:
+    def _stored(self, lines: Iterable[tuple[int, bytes | memoryview | None]]) -> frozenset[str]:
         ids = []
         for _, line in lines:
+            if line is None:
+                continue
             try:
                 ids.append(_IDS.decode(line).response_id)
-            except (msgspec.DecodeError, RecursionError):
+            except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
                 continue  # a bad record: the parsing step reports it
         return frozenset(self._store.existing_ids(ids)) if ids else frozenset()
 
@@ -312,7 +349,10 @@ class _Run:
         report.duplicates += result.duplicates
         for line, problem in result.bad:
             self._bad(report, line, problem)
+        self._report.add_slots(result.slots)
         responses, diagnostics = result.responses, result.diagnostics
+        if not responses.num_rows:  # nothing to store: keep nothing of it (a file of bad or blank lines)
+            return
         ids = responses.column("response_id").to_pylist()
         repeated = self._pending_ids.intersection(ids)
         if repeated:  # the same id in an earlier chunk of this batch: the first one stays
@@ -320,8 +360,9 @@ class _Run:
             responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
             diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
             report.duplicates += len(ids) - responses.num_rows
-            result = ChunkResult(responses, diagnostics, result.slices, result.records, result.duplicates, result.bad)
         self._pending_ids.update(ids)
+        # Only the tables wait for the batch: the chunk's bad records and counts are already taken.
+        result = ChunkResult(responses, diagnostics, result.slices, result.records, result.duplicates, [], {})
         self._pending.append(result)
         self._pending_rows += responses.num_rows
         if self._pending_rows >= self._batch_size:
@@ -360,5 +401,7 @@ class _Run:
 
     def _bad(self, report: SegmentReport, line: int, problem: str) -> None:
         report.bad_records += 1
+        bad = BadRecord(report.path, line, problem)
+        self._report.add_bad(bad)
         if self._on_bad is not None:
-            self._on_bad(BadRecord(report.path, line, problem))
+            self._on_bad(bad)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +24,15 @@ import msgspec
 from promptops.errors import PromptopsError
 
 SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
+MAX_TOKENS = 2**63 - 1  # the store's BIGINT
+MAX_LATENCY_MS = sys.float_info.max  # finite: JSON has no infinity, but 1e400 reads as one
 _CHUNK = 1 << 20
+# A longer line is a bad record, skipped without being held: a file with no newline (a disk image, a gzip
+# bomb) cannot take more memory than this.
+MAX_LINE = 32 << 20
+# A worker's range closes at a line end once this many bytes are in it, whatever its line count.
+MAX_RANGE = 64 << 20
+LINE_TOO_LONG = f"line longer than {MAX_LINE >> 20} MiB"
 
 
 class LogRecord(msgspec.Struct):
@@ -38,8 +47,10 @@ class LogRecord(msgspec.Struct):
     changed_files: list[str]
     raw: str
     model: str | None = None
-    latency_ms: float | None = None
-    tokens: int | None = None
+    # The store's ranges (a BIGINT, a finite DOUBLE): a value outside them is a bad record here, not a
+    # failed batch later (batch.check_values says the same for the Recorder).
+    latency_ms: Annotated[float, msgspec.Meta(ge=0, le=MAX_LATENCY_MS)] | None = None
+    tokens: Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)] | None = None
 
 
 _DECODER = msgspec.json.Decoder(LogRecord)
@@ -55,6 +66,16 @@ def decode_record(line: bytes | memoryview) -> LogRecord | str:
         return f"not valid JSON ({problem})"
     except RecursionError:
         return "not valid JSON (nested too deeply)"
+    except UnicodeDecodeError:  # msgspec checks UTF-8 inside strings only, and names a position in the string
+        return _utf8_problem(bytes(line))
+
+
+def _utf8_problem(line: bytes) -> str:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as problem:
+        return f"not valid UTF-8 (byte {problem.start + 1} of the line)"
+    return "not valid UTF-8"
 
 
 def _describe(message: str) -> str:
@@ -99,6 +120,8 @@ def find_segments(paths: list[Path]) -> list[Segment]:
             found.extend(Segment(p, p.stat().st_size) for p in files)
         elif path.is_file():
             found.append(Segment(path, path.stat().st_size))
+        elif path.exists():
+            raise LogError(f"{path.as_posix()}: not a regular file or a directory")
         else:
             raise LogError(f"{path.as_posix()}: no such file or directory")
     return found
@@ -149,7 +172,8 @@ class SegmentReader:
     def sha256(self) -> str:
         return self._hashing.digest.hexdigest() if self._hashing is not None else hashlib.sha256().hexdigest()
 
-    def lines(self) -> Iterator[tuple[int, bytes]]:
+    def lines(self) -> Iterator[tuple[int, bytes | None]]:
+        """(line number, its bytes), or (line number, None) for a line longer than MAX_LINE."""
         try:
             with self.segment.path.open("rb") as raw:
                 self._hashing = _HashingReader(raw)
@@ -181,6 +205,7 @@ class LineRange:
     start: int  # byte offset in the segment
     length: int  # bytes, newlines included
     first_line: int  # number of its first line
+    too_long: bool = False  # one line longer than MAX_LINE: a bad record, never read
 
 
 def _line_ranges(stream: _HashingReader, lines: int) -> Iterator[LineRange]:
@@ -189,17 +214,31 @@ def _line_ranges(stream: _HashingReader, lines: int) -> Iterator[LineRange]:
     buffer = bytearray(_CHUNK)
     find = buffer.find
     start = offset = 0  # the current range's first byte; the current block's first byte in the file
+    line_start = 0  # the current line's first byte
     first = 1
-    need = lines  # newlines still to find for the current range
+    count = 0  # lines in the current range
     while size := stream.readinto(buffer):
         position = 0
         while (position := find(b"\n", position, size) + 1) > 0:
-            need -= 1
-            if not need:
-                yield LineRange(start, offset + position - start, first)
-                start, first, need = offset + position, first + lines, lines
+            end = offset + position
+            if end - line_start > MAX_LINE + 1:
+                if count:
+                    yield LineRange(start, line_start - start, first)
+                yield LineRange(line_start, end - line_start, first + count, too_long=True)
+                first, count, start = first + count + 1, 0, end
+            else:
+                count += 1
+                if count == lines or end - start >= MAX_RANGE:
+                    yield LineRange(start, end - start, first)
+                    first, count, start = first + count, 0, end
+            line_start = end
         offset += size
-    if offset > start:  # the last lines, the final one perhaps without a newline
+    if offset - line_start > MAX_LINE:  # the final line, without a newline, is too long
+        if line_start > start:
+            yield LineRange(start, line_start - start, first)
+        yield LineRange(line_start, offset - line_start, first + count, too_long=True)
+        return
+    if offset > start:
         yield LineRange(start, offset - start, first)
 
 
@@ -226,21 +265,31 @@ def read_range(path: Path, display: str, part: LineRange) -> list[memoryview]:
     return lines
 
 
-def _split_lines(stream: _HashingReader | gzip.GzipFile) -> Iterator[tuple[int, bytes]]:
+def _split_lines(stream: _HashingReader | gzip.GzipFile) -> Iterator[tuple[int, bytes | None]]:
     # read1 hands over what one underlying read decompressed, so the lines before a damaged spot in a
     # gzip stream are yielded before the error surfaces.
     read = stream.read1 if isinstance(stream, gzip.GzipFile) else stream.read
     number = 0
     rest = b""
+    skipping = False  # inside a line longer than MAX_LINE, already reported
     while True:
         chunk = read(_CHUNK)
         if not chunk:
             break
         parts = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
         rest = parts.pop()
+        if skipping and parts:  # the long line ends here
+            parts.pop(0)
+            skipping = False
         for line in parts:
             number += 1
-            yield number, line
+            yield number, (line if len(line) <= MAX_LINE else None)
+        if len(rest) > MAX_LINE and not skipping:
+            number += 1
+            yield number, None
+            skipping = True
+        if skipping:
+            rest = b""
     if rest:
         yield number + 1, rest
 
