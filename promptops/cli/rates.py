@@ -1,7 +1,8 @@
 """``promptops rates``: per-response, per-finding and re-ask (per-run) rates from the store or a Parquet export.
 
 Exit codes: 0 rates printed (an empty selection prints no groups and a notice on stderr); 3 the store is
-missing, locked past --lock-timeout or unreadable, or a flag is invalid.
+missing, locked past --lock-timeout, damaged or unreadable, a flag is invalid, or the contract or rollout id is
+unknown (to the project and to the store).
 """
 
 from __future__ import annotations
@@ -10,13 +11,19 @@ import json
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
+import duckdb
 
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.contract import list_contracts
+from promptops.errors import PromptopsError
+from promptops.rollout.plan import plan_path
 from promptops.store import RatesQuery, RatesReport, Store, open_parquet, rates
+from promptops.store.errors import store_error
 from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupRates, Rate
 
 
@@ -58,12 +65,17 @@ def rates_command(
     except ValueError as problem:
         raise click.BadParameter(str(problem), param_hint="--by") from None
     path, display = store_location(project, store_path)
-    if path.is_dir():
-        with closing(open_parquet(path, display=display)) as con:
-            report = rates(con, query)
-    else:
-        with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
-            report = rates(store.connection, query)
+    try:
+        if path.is_dir():
+            with closing(open_parquet(path, display=display)) as con:
+                check_known(project, con, display, query)
+                report = rates(con, query)
+        else:
+            with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
+                check_known(project, store.connection, display, query)
+                report = rates(store.connection, query)
+    except duckdb.Error as problem:  # a damaged file met by a query: one line, exit 3
+        raise store_error(display, problem, "read failed") from None
     if not report.groups:
         click.echo(f"promptops: no responses or re-ask runs of contract {contract_name} match in {display}", err=True)
     if output_format == "json":
@@ -71,6 +83,29 @@ def rates_command(
     else:
         click.echo("\n".join(_text(display, report)))
     return exits.OK
+
+
+def check_known(project: Project, con: Any, display: str, query: RatesQuery) -> None:
+    """Refuse a contract or rollout id that neither the project nor the store knows: a typo must not read as
+    "no data". (A contract removed from versions/ whose responses are stored is still known.)"""
+    if query.contract not in list_contracts(project.root) and not _stored(con, "contract", query.contract):
+        raise PromptopsError(
+            f"unknown contract {query.contract!r}: no versions/{query.contract}/ and no responses of it in {display}"
+        )
+    rollout = query.rollout_id
+    if (
+        rollout is not None
+        and not plan_path(project.root, query.contract, rollout).is_file()
+        and not _stored(con, "rollout_id", rollout)
+    ):
+        raise PromptopsError(
+            f"unknown rollout {rollout!r}: no rollout/{query.contract}/{rollout}.yaml and no responses of it "
+            f"in {display}"
+        )
+
+
+def _stored(con: Any, column: str, value: str) -> bool:
+    return bool(con.execute(f"SELECT EXISTS (SELECT 1 FROM responses WHERE {column} = ?)", [value]).fetchall()[0][0])
 
 
 def _parse_since(text: str | None) -> datetime | None:

@@ -48,20 +48,26 @@ def store_location(project: Project, store_path: Path | None) -> tuple[Path, str
 @contextmanager
 def read_connection(project: Project, store_path: Path | None, lock_timeout: float) -> Iterator[Any]:
     """The store's connection, or None when no store exists yet (nothing ingested: no data, not an error)."""
-    from promptops.store import Store, open_parquet  # DuckDB loads only for commands that read the store
+    import duckdb  # loads only for commands that read the store
+
+    from promptops.store import Store, open_parquet
+    from promptops.store.errors import store_error
 
     path, display = store_location(project, store_path)
-    if path.is_dir():
-        con = open_parquet(path, display=display)
-        try:
-            yield con
-        finally:
-            con.close()
-    elif not path.exists():
-        yield None
-    else:
-        with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
-            yield store.connection
+    try:  # a damaged file or a full disk met by any query of the caller: one line, exit 3
+        if path.is_dir():
+            con = open_parquet(path, display=display)
+            try:
+                yield con
+            finally:
+                con.close()
+        elif not path.exists():
+            yield None
+        else:
+            with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
+                yield store.connection
+    except duckdb.Error as problem:
+        raise store_error(display, problem, "read failed") from None
 
 
 def parse_now(text: str | None) -> datetime:

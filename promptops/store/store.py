@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from promptops.store import ddl
-from promptops.store.errors import StoreError, StoreLockedError
+from promptops.store.errors import StoreError, StoreLockedError, describe, store_error
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -111,7 +112,12 @@ class Store:
         config: dict[str, str | bool | int | float | list[str]] = {
             "memory_limit": memory_limit,
             "preserve_insertion_order": False,
+            # The store needs no extension: never fetch one from the network because a file looks like
+            # another format's, or a query names a function DuckDB does not have built in.
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
         }
+        check_format(path, shown)
         con = _connect(path, shown, read_only, lock_timeout, config)
         try:
             if read_only:
@@ -148,14 +154,23 @@ class Store:
     def count(self, table: str) -> int:
         if table not in ddl.TABLE_COLUMNS and table not in ("batches", "segments"):
             raise ValueError(f"unknown table {table!r}")
-        return int(ddl.scalar(self._con, f"SELECT count(*) FROM {table}"))
+        with self.errors("read failed"):
+            return int(ddl.scalar(self._con, f"SELECT count(*) FROM {table}"))
+
+    @contextmanager
+    def errors(self, doing: str) -> Iterator[None]:
+        """Turn a DuckDB error inside the block into a one-line StoreError (a damaged file, a full disk)."""
+        try:
+            yield
+        except duckdb.Error as problem:
+            raise store_error(self.display, problem, doing) from None
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         """Which of ``ids`` are already stored: the 8-byte hash column first, exact ids only on a hit."""
         import pyarrow as pa  # only writers need Arrow; a read-only open stays light
 
         table = pa.table({"response_id": pa.array(list(ids), type=pa.string())})
-        with self._write_lock:
+        with self._write_lock, self.errors("read failed"):
             return self._existing(table)
 
     def write(self, batch: Batch, *, writer: str = "recorder") -> WriteResult:
@@ -189,10 +204,10 @@ class Store:
                 )
                 con.execute("COMMIT")
             except duckdb.Error as problem:
-                con.execute("ROLLBACK")
-                raise StoreError(f"{self.display}: write failed: {_first_line(problem)}") from None
+                _rollback(con)
+                raise store_error(self.display, problem, "write failed") from None
             except BaseException:
-                con.execute("ROLLBACK")
+                _rollback(con)
                 raise
         return WriteResult(
             batch_id, responses.num_rows, diagnostics.num_rows, duplicates, traces.num_rows, trace_duplicates
@@ -200,7 +215,8 @@ class Store:
 
     def segment_done(self, path: str, size: int, digest: str | None) -> bool:
         """Whether the segment ``path`` was read to the end at this size (and content, when ``digest``)."""
-        rows = self._con.execute("SELECT sha256 FROM segments WHERE path = ? AND size = ?", [path, size]).fetchall()
+        with self.errors("read failed"):
+            rows = self._con.execute("SELECT sha256 FROM segments WHERE path = ? AND size = ?", [path, size]).fetchall()
         return any(digest is None or row[0] == digest for row in rows)
 
     def has_segment_size(self, path: str, size: int) -> bool:
@@ -208,16 +224,23 @@ class Store:
 
     def mark_segment(self, path: str, size: int, digest: str, records: int, bad_records: int) -> None:
         with self._write_lock:
-            self._con.execute("BEGIN TRANSACTION")
-            self._con.execute("DELETE FROM segments WHERE path = ? AND size = ? AND sha256 = ?", [path, size, digest])
-            self._con.execute(
-                "INSERT INTO segments VALUES (?, ?, ?, ?, ?, now()::TIMESTAMP)",
-                [path, size, digest, records, bad_records],
-            )
-            self._con.execute("COMMIT")
+            try:
+                self._con.execute("BEGIN TRANSACTION")
+                self._con.execute(
+                    "DELETE FROM segments WHERE path = ? AND size = ? AND sha256 = ?", [path, size, digest]
+                )
+                self._con.execute(
+                    "INSERT INTO segments VALUES (?, ?, ?, ?, ?, now()::TIMESTAMP)",
+                    [path, size, digest, records, bad_records],
+                )
+                self._con.execute("COMMIT")
+            except duckdb.Error as problem:
+                _rollback(self._con)
+                raise store_error(self.display, problem, "write failed") from None
 
     def store_id(self) -> str:
-        value = ddl.scalar(self._con, "SELECT max(value) FROM store_meta WHERE key = 'store_id'")
+        with self.errors("read failed"):
+            value = ddl.scalar(self._con, "SELECT max(value) FROM store_meta WHERE key = 'store_id'")
         if value is None:
             raise StoreError(f"{self.display}: store has no id (store_meta)")
         return str(value)
@@ -342,6 +365,35 @@ def _no_traces() -> pa.Table:
     return empty_traces()
 
 
+# A DuckDB file's main header: an 8-byte checksum, then these 4 bytes.
+_DUCKDB_MAGIC = (8, b"DUCK")
+_OTHER_FORMATS = (
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"PAR1", "a Parquet file"),
+    (b"\x1f\x8b", "a gzip file"),
+    (b"PK\x03\x04", "a zip file"),
+)
+
+
+def check_format(path: Path, display: str) -> None:
+    """Refuse a file that is not a DuckDB database (an SQLite file, a log given by mistake...) before DuckDB
+    opens it; a missing or empty file is a new store. The file's first bytes say what it is."""
+    try:
+        if not path.exists():
+            return
+        if not path.is_file():
+            raise StoreError(f"{display}: not a diagnostics store (not a regular file)")
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError as problem:
+        raise StoreError(f"{display}: cannot open: {problem.strerror or type(problem).__name__}") from None
+    offset, magic = _DUCKDB_MAGIC
+    if not head or head[offset : offset + len(magic)] == magic:
+        return
+    kind = next((name for prefix, name in _OTHER_FORMATS if head.startswith(prefix)), "not a DuckDB database")
+    raise StoreError(f"{display}: not a diagnostics store ({kind})")
+
+
 def _connect(
     path: Path,
     display: str,
@@ -372,5 +424,11 @@ def _connect(
 
 
 def _first_line(problem: BaseException) -> str:
-    text = str(problem).strip()
-    return text.splitlines()[0] if text else type(problem).__name__
+    return describe(problem)
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    # After a failed write DuckDB may refuse the rollback too ("cannot rollback"): the first error is the
+    # one to report, and an unfinished transaction is discarded when the connection closes.
+    with suppress(duckdb.Error):
+        con.execute("ROLLBACK")
