@@ -12,6 +12,7 @@ import pytest
 from promptops.cli import run
 from promptops.store import Store
 from tests.helpers import REPO_ROOT
+from tests.store.messages import errors_only
 
 
 def _cli(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> tuple[int, str, str]:
@@ -26,7 +27,7 @@ def test_ingest_exit_codes_and_summary(
     write_log(project / "logs" / "a.jsonl", 120)
     logs = str(project / "logs")
     code, out, err = _cli(capsys, project, "ingest", logs, "--format", "json")
-    assert (code, err) == (0, "")  # no progress bar when stderr is not a terminal
+    assert (code, errors_only(err)) == (0, "")  # no progress bar when stderr is not a terminal
     summary = json.loads(out)
     assert summary == {
         "store": ".promptops/diagnostics.duckdb",
@@ -38,14 +39,18 @@ def test_ingest_exit_codes_and_summary(
         "duplicates": 0,
         "bad_records": 0,
         "diagnostics": summary["diagnostics"],
+        "bad_records_sample": [],
+        "bad_records_sample_limit": 100,
+        "warnings": summary["warnings"],
         "exit_code": 0,
     }
+    assert [w.split(" name rollout ")[1][:12] for w in summary["warnings"]] == ["'review-v7',", "'review-v8',"]
     (project / "logs" / "b.jsonl").write_text('{"response_id": "x"}\n')
     code, out, err = _cli(capsys, project, "ingest", logs)
     assert code == 2
     assert err == "promptops: logs/b.jsonl:1: missing required field 'ts'\n"
     assert out.startswith(".promptops/diagnostics.duckdb: 0 responses stored")
-    assert "1 bad records" in out and "1 already ingested" in out
+    assert "1 bad record;" in out and "1 already ingested" in out
 
 
 def test_ingest_reports_at_most_a_hundred_bad_lines(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,7 +59,7 @@ def test_ingest_reports_at_most_a_hundred_bad_lines(project: Path, capsys: pytes
     lines = err.splitlines()
     assert code == 2 and len(lines) == 101
     assert lines[0].startswith("promptops: logs/junk.jsonl:1: not valid JSON")
-    assert lines[-1] == "promptops: ... and 50 more bad records"
+    assert lines[-1] == "promptops: ... and 50 more bad records (the first 100 are shown)"
 
 
 def test_ingest_with_a_broken_contract_or_unreadable_log_exits_3(
@@ -66,6 +71,7 @@ def test_ingest_with_a_broken_contract_or_unreadable_log_exits_3(
     (project / "logs" / "b.jsonl.gz").write_bytes(b"\x1f\x8b not really gzip")
     code, out, err = _cli(capsys, project, "ingest", str(project / "logs"))
     assert code == 3
+    err = errors_only(err)
     assert err.startswith("promptops: error: logs/b.jsonl.gz: cannot read: ") and err.count("\n") == 1
     assert "10 responses stored" in out
 
@@ -88,7 +94,7 @@ def test_rates_text_and_json(project: Path, write_log: Callable[..., Path], caps
         "--format",
         "json",
     )
-    assert (code, err) == (0, "")
+    assert (code, errors_only(err)) == (0, "")
     report = json.loads(out)
     assert report["store"] == ".promptops/diagnostics.duckdb" and report["since"] == "2025-04-30T22:00:00"
     assert [g["key"] for g in report["groups"]] == [
@@ -133,7 +139,7 @@ def test_export_then_rates_over_the_directory(
     code, out, err = _cli(
         capsys, project, "export", "--format", "parquet", str(project / "lake"), "--report-format", "json"
     )
-    assert (code, err) == (0, "")
+    assert (code, errors_only(err)) == (0, "")
     exported = json.loads(out)
     assert exported["directory"] == "lake" and exported["responses"] == 200 and exported["files"] >= 3
     with Store.open(project / ".promptops" / "diagnostics.duckdb", read_only=True) as store:
