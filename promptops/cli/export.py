@@ -10,11 +10,13 @@ import json
 from pathlib import Path
 
 import click
+import duckdb
 
 from promptops.cli import exits
 from promptops.cli.project import Project, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.store import Store, export_parquet
+from promptops.store.errors import store_error
 
 
 @click.command("export")
@@ -53,8 +55,11 @@ def export_command(
     stay. `promptops rates --store DIRECTORY` reads the export. Exit codes: 0 exported; 3 tool failure.
     """
     path, display = store_location(project, store_path)
-    with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
-        report = export_parquet(store, directory, display=project.relative(directory), contract=contract_name)
+    try:
+        with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
+            report = export_parquet(store, directory, display=project.relative(directory), contract=contract_name)
+    except duckdb.Error as problem:  # a damaged block met by a query: one line, exit 3
+        raise store_error(display, problem, "export failed") from None
     if report_format == "json":
         click.echo(json.dumps({"store": display, "format": export_format, **report.to_dict()}, indent=2))
     else:

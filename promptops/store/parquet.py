@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 
 from promptops.store import ddl
-from promptops.store.errors import StoreError
+from promptops.store.errors import StoreError, describe
 from promptops.store.store import Store
 
 TABLES = ("responses", "diagnostics", "slices", "traces")
@@ -100,7 +100,7 @@ def export_parquet(store: Store, directory: Path, *, display: str, contract: str
                 f"FILENAME_PATTERN '{store_id}_{{i}}', OVERWRITE_OR_IGNORE)"
             )
         except duckdb.Error as problem:
-            raise StoreError(f"{display}/{table}: export failed: {str(problem).splitlines()[0]}") from None
+            raise StoreError(f"{display}/{table}: export failed: {describe(problem)}") from None
         counts[table] = int(ddl.scalar(con, f"SELECT count(*) FROM ({selected})"))
         files += sum(1 for _ in target.glob(pattern))
     return ExportReport(display, files, counts["responses"], counts["diagnostics"], counts["slices"], counts["traces"])
@@ -111,7 +111,7 @@ def open_parquet(directory: Path, *, display: str) -> duckdb.DuckDBPyConnection:
     ``directory``."""
     if not (directory / "responses").is_dir():
         raise StoreError(f"{display}: not a promptops Parquet export (no responses/ directory)")
-    con = duckdb.connect()
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         legacy = False
         for table, columns in ddl.TABLE_COLUMNS.items():
@@ -135,7 +135,7 @@ def open_parquet(directory: Path, *, display: str) -> duckdb.DuckDBPyConnection:
         ddl.create_views(con)
     except duckdb.Error as problem:
         con.close()
-        raise StoreError(f"{display}: cannot read the export: {str(problem).splitlines()[0]}") from None
+        raise StoreError(f"{display}: cannot read the export: {describe(problem)}") from None
     return con
 
 
