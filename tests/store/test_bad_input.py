@@ -145,9 +145,13 @@ def test_ingest_memory_stays_flat_whatever_the_bad_or_blank_lines(project: Path)
     (logs / "bad.jsonl").write_bytes(b"x\n" * 600_000 + line("good") + b"\n")
     (logs / "blank.jsonl.gz").write_bytes(gzip.compress(b"\n" * 20_000_000 + line("last") + b"\n", compresslevel=9))
     assert (logs / "blank.jsonl.gz").stat().st_size < 100_000
-    code, baseline = _peak_rss_mib(project, "ingest", str(logs / "one.jsonl"), "--workers", "0", "--store", "a.duckdb")
+    code, baseline = _peak_rss_mib(
+        project, "ingest", str(logs / "one.jsonl"), "--workers", "0", "--store", str(project / "a.duckdb")
+    )
     assert code == 0
-    code, bad = _peak_rss_mib(project, "ingest", str(logs / "bad.jsonl"), "--workers", "0", "--store", "b.duckdb")
+    code, bad = _peak_rss_mib(
+        project, "ingest", str(logs / "bad.jsonl"), "--workers", "0", "--store", str(project / "b.duckdb")
+    )
     assert code == 2 and bad - baseline < 50, (baseline, bad)
     code, blank = _peak_rss_mib(
         project, "ingest", str(logs / "blank.jsonl.gz"), "--workers", "0", "--store", "c.duckdb"
