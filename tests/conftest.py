@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -13,6 +15,34 @@ from promptops import Contract, Parser, load_contract
 from tests.helpers import REPO_ROOT
 
 REPO = REPO_ROOT
+
+# Under CI=true a skipped test fails the run unless its file is listed here with the reason CI cannot run it:
+# a green CI must mean every check ran (a missing Chromium or an uncompiled C extension is installed or
+# built by .ci/run, or the run fails).
+CI_ALLOWED_SKIPS: dict[str, str] = {
+    # The peer conformance vectors are published outside this repository and CI checks out the repository
+    # alone; the same compatibility rules are covered by the repository's own tests in tests/compat/.
+    "tests/compat/test_compat_conformance.py": "the peer conformance vectors live outside the repository",
+}
+
+
+def _under_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    if not (report.skipped and _under_ci()) or hasattr(report, "wasxfail"):
+        return
+    if item.nodeid.split("::")[0] in CI_ALLOWED_SKIPS:
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped under CI=true, which allows no skip outside tests/conftest.py's CI_ALLOWED_SKIPS: {reason}"
+    )
 
 
 @pytest.fixture
