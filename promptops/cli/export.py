@@ -15,6 +15,7 @@ import duckdb
 from promptops.cli import exits
 from promptops.cli.project import Project, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.cli.wording import count
 from promptops.store import Store, export_parquet
 from promptops.store.errors import store_error
 
@@ -64,8 +65,8 @@ def export_command(
         click.echo(json.dumps({"store": display, "format": export_format, **report.to_dict()}, indent=2))
     else:
         click.echo(
-            f"{display} -> {report.directory}: {report.responses:,} responses, {report.diagnostics:,} "
-            f"diagnostics ({report.slices:,} slices) and {report.traces:,} trace steps in {report.files} "
-            f"{export_format} files"
+            f"{display} -> {report.directory}: {count(report.responses, 'response')}, "
+            f"{count(report.diagnostics, 'diagnostic')} ({count(report.slices, 'slice')}) and "
+            f"{count(report.traces, 'trace step')} in {count(report.files, export_format + ' file')}"
         )
     return exits.OK

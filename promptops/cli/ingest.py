@@ -22,6 +22,7 @@ import click
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.cli.wording import count
 from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
@@ -162,11 +163,6 @@ def unknown_names(root: Path, report: IngestReport) -> list[str]:
             "combinations were not checked for unknown rollout ids and arms"
         )
     return warnings
-
-
-def count(number: int, noun: str) -> str:
-    """``number`` and ``noun``, plural unless one: "1 segment", "2 segments", "1,000 bad records"."""
-    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
 
 
 def _summary(display: str, report: IngestReport) -> str:

@@ -19,6 +19,7 @@ import duckdb
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.cli.wording import count
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
 from promptops.rollout.plan import plan_path
@@ -135,9 +136,9 @@ def _text(display: str, report: RatesReport) -> list[str]:
 
 def _group_text(group: GroupRates) -> list[str]:
     key = " ".join(f"{name}={'-' if value is None else value}" for name, value in group.key.items())
-    head = f"{key or 'all responses'}: {group.responses:,} responses, {group.accepted:,} accepted"
+    head = f"{key or 'all responses'}: {count(group.responses, 'response')}, {group.accepted:,} accepted"
     if group.runs:
-        head += f", {group.runs:,} re-ask runs"
+        head += f", {count(group.runs, 're-ask run')}"
     lines = ["", head]
     if group.responses:
         lines.append("  per response")

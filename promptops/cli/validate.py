@@ -14,6 +14,7 @@ import msgspec
 from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.wording import count
 from promptops.errors import PromptopsError
 from promptops.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
@@ -238,8 +239,8 @@ def describe(outcome: ParseOutcome) -> list[str]:
 def _batch_summary(tally: Counter[str], reasons: Counter[str], drops: Counter[str]) -> str:
     total = tally["accepted"] + tally["rejected"]
     lines = [
-        f"{total} responses: {tally['accepted']} accepted, {tally['rejected']} rejected"
-        + (f", {tally['bad records']} unreadable records" if tally["bad records"] else ""),
+        f"{count(total, 'response')}: {tally['accepted']} accepted, {tally['rejected']} rejected"
+        + (f", {count(tally['bad records'], 'unreadable record')}" if tally["bad records"] else ""),
         f"findings: {tally['findings kept']} of {tally['findings seen']} kept",
     ]
     if reasons:

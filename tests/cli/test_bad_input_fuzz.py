@@ -149,8 +149,8 @@ def test_generated_bad_log_lines(project: Path, cli: Cli, tmp_path: Path) -> Non
         stored = _stored_ids(store)
         assert good <= stored, good - stored
         blank = {i + 1 for i, line in enumerate(lines) if not line.strip()}
-        for line_number, rid in bad_ids.items():
-            fates = [line_number in reported, rid in stored, line_number in blank]
+        for line_number, named in bad_ids.items():
+            fates = [line_number in reported, named in stored, line_number in blank]
             # more than 100 bad lines: the rest are counted, not printed
             assert sum(fates) <= 1 and (any(fates) or len(reported) == 100), (name, line_number, lines[line_number - 1])
         summary = out.strip().split("; ")[0]
@@ -219,7 +219,7 @@ def test_generated_bad_text_files(project: Path, cli: Cli, tmp_path: Path, reade
                 project, "validate", "--contract", "review-result", "--changed-files-from", str(path), str(answer)
             )
 
-        allowed = (0, 2, 3)
+        allowed: tuple[int, ...] = (0, 2, 3)
     else:
 
         def run(path: Path) -> tuple[int, str, str]:

@@ -185,7 +185,7 @@ def test_batch_without_bad_records_exits_on_the_worst_outcome(tmp_path: Path) ->
     batch.write_text(json.dumps({"response_id": "a", "raw": json.dumps(response())}) + "\n")
     done = run("validate", "--contract", "review-result", *CHANGED_ARGS, "--batch", str(batch))
     assert done.returncode == 0
-    assert done.stdout.splitlines()[-2:] == ["1 responses: 1 accepted, 0 rejected", "findings: 2 of 2 kept"]
+    assert done.stdout.splitlines()[-2:] == ["1 response: 1 accepted, 0 rejected", "findings: 2 of 2 kept"]
 
 
 def test_batch_output_is_streamed_before_input_ends() -> None:

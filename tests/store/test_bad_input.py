@@ -18,12 +18,12 @@ from typing import Any
 
 import duckdb
 import pytest
+import response_logs  # benchmarks/, on the path through tests/store/conftest.py
 
 from promptops.cli import run
 from promptops.parsing import ChangedFiles, Parser
 from promptops.store import Recorder, Store
 from tests.helpers import CHANGED, REPO_ROOT, response, text
-from tests.store.conftest import response_logs
 
 STORE = ".promptops/diagnostics.duckdb"
 
