@@ -23,6 +23,7 @@ from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.cli.wording import count
+from promptops.contract import list_contracts
 from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
@@ -135,12 +136,18 @@ class _BadRecords:
 
 
 def unknown_names(root: Path, report: IngestReport) -> list[str]:
-    """One warning per rollout id with no plan and per arm a rollout does not have, with its record count:
-    those records were read under the contract's default policy, which a typo would otherwise hide. (A
-    record of an unknown contract is a bad record, reported as such.)"""
+    """One warning per unknown contract, per rollout id with no plan and per arm a rollout does not have, with
+    its record count: a typo would otherwise hide among bad records (an unknown contract) or pass as
+    incompatible versions (records of an unknown rollout or arm are read under the contract's default
+    policy)."""
     rollouts: Counter[tuple[str, str]] = Counter()
     arms: Counter[tuple[str, str, str]] = Counter()
+    contracts: Counter[str] = Counter()
+    known = set(list_contracts(root))
     for (contract, rollout_id, arm), records in report.slots.items():
+        if contract not in known:
+            contracts[contract] += records
+            continue
         if rollout_id is None:
             continue
         if not plan_path(root, contract, rollout_id).is_file():
@@ -148,6 +155,11 @@ def unknown_names(root: Path, report: IngestReport) -> list[str]:
         elif arm not in ARMS:
             arms[(contract, rollout_id, "" if arm is None else arm)] += records
     warnings = [
+        f"{count(records, 'record')} name contract {contract!r}, which has no versions/{contract}/: not stored "
+        "(bad records)"
+        for contract, records in sorted(contracts.items())
+    ]
+    warnings += [
         f"{count(records, 'record')} of contract {contract} name rollout {rollout_id!r}, which has no plan "
         f"(rollout/{contract}/{rollout_id}.yaml): read under the contract's default policy"
         for (contract, rollout_id), records in sorted(rollouts.items())

@@ -185,17 +185,23 @@ def test_unknown_rollout_ids_and_arms_are_warned_about_with_counts(
         line("b", rollout_id="sec-typo", arm="baseline"),
         line("c", rollout_id="review-1.1", arm="canddate"),
         line("d", rollout_id="review-1.1", arm="candidate"),
+        line("e", contract="review-reslt"),
+        line("f", contract="review-reslt"),
     ]
     (project / "logs" / "a.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     code, out, err = _cli(capsys, project, "ingest", str(project / "logs"), "--format", "json")
-    assert code == 0
+    assert code == 2
     assert err.splitlines() == [
+        "promptops: logs/a.jsonl:5: unknown contract 'review-reslt' (no versions/review-reslt/)",
+        "promptops: logs/a.jsonl:6: unknown contract 'review-reslt' (no versions/review-reslt/)",
+        "promptops: warning: 2 records name contract 'review-reslt', which has no versions/review-reslt/: not "
+        "stored (bad records)",
         "promptops: warning: 2 records of contract review-result name rollout 'sec-typo', which has no plan "
         "(rollout/review-result/sec-typo.yaml): read under the contract's default policy",
         "promptops: warning: 1 record of rollout 'review-1.1' (review-result) name arm 'canddate', not baseline "
         "or candidate: read under the contract's default policy",
     ]
-    assert len(json.loads(out)["warnings"]) == 2
+    assert len(json.loads(out)["warnings"]) == 3
 
 
 def test_rates_refuses_an_unknown_contract_or_rollout(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
