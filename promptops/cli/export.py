@@ -1,4 +1,4 @@
-"""``promptops export``: the store as hive-partitioned Parquet (README "Diagnostics store", Parquet layout).
+"""``promptops export``: the store as hive-partitioned Parquet (docs/store.md, Parquet layout).
 
 Exit codes: 0 exported; 3 the store is missing, locked past --lock-timeout or unreadable, or DIR cannot be
 written.

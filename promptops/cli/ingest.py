@@ -1,4 +1,4 @@
-"""``promptops ingest``: response logs into the diagnostics store (README "Diagnostics store").
+"""``promptops ingest``: response logs into the diagnostics store (docs/store.md).
 
 Exit codes: 0 every record was stored (or was already there); 2 some records were bad (each reported with
 file and line; every good record was still stored); 3 the tool could not do its job: the store was locked

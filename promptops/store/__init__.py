@@ -1,4 +1,4 @@
-"""The diagnostics store: parse outcomes in DuckDB, rates as SQL views, Parquet export (README "Diagnostics store").
+"""The diagnostics store: parse outcomes in DuckDB, rates as SQL views, Parquet export (docs/store.md).
 
 Modules: ``ddl`` (tables, migrations, views), ``store`` (open, lock, whole-batch writes), ``batch`` (columnar
 batches, Recorder, also the re-ask loop's trace sink), ``traces`` (trace steps as rows), ``logs`` (response log

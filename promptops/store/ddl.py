@@ -302,7 +302,7 @@ def _sql_list(codes: frozenset[Code]) -> str:
     return ", ".join(f"'{code}'" for code in sorted(codes))
 
 
-# The rate definitions (README "Diagnostics store"). Every per-response indicator is a Bernoulli outcome over
+# The rate definitions (docs/store.md). Every per-response indicator is a Bernoulli outcome over
 # all responses, as the rollout gate counts them (DESIGN.md §5).
 VIEWS: tuple[str, ...] = (
     """CREATE OR REPLACE VIEW response_indicators AS

@@ -1,14 +1,16 @@
 """Ingest response logs: decode each record, parse it under its policy, store outcomes in whole batches.
 
-Guarantees (README "Diagnostics store"):
+Guarantees (docs/store.md):
 - Idempotent on ``response_id``: ids already stored are skipped (before parsing, when the store was not empty
   at the start), so re-running an ingest adds nothing.
 - Each batch is one transaction; a run killed at any point leaves whole batches, and re-running completes
   with exactly the counts of a clean run.
 - A segment read to the end is remembered (repo-relative path, byte size, sha256 of its bytes as stored) and
   skipped next time unless ``rescan``; a segment that grew or changed is read again (its stored ids skip).
-- A bad record (not JSON, a missing or mistyped field, an unknown contract) is counted and reported with its
-  file and line through ``on_bad``; it never stops the run or the good records around it. A segment that
+- A bad record (not UTF-8, not JSON, a missing, mistyped or out-of-range field, an unknown contract, a line
+  over logs.MAX_LINE, or anything that fails while the record is parsed or tabulated) is counted and
+  reported with its file and line through ``on_bad``; it never stops the run or the good records around it.
+  Only counts and the first BAD_SAMPLE bad records are kept, so memory does not grow with bad or blank lines. A segment that
   cannot be read (I/O error, corrupt gzip) keeps what was read before the error, is not remembered, and is
   reported in ``IngestReport.failed``; the run goes on with the next segment.
 """
