@@ -10,9 +10,9 @@ Guarantees (docs/store.md):
 - A bad record (not UTF-8, not JSON, a missing, mistyped or out-of-range field, an unknown contract, a line
   over logs.MAX_LINE, or anything that fails while the record is parsed or tabulated) is counted and
   reported with its file and line through ``on_bad``; it never stops the run or the good records around it.
-  Only counts and the first BAD_SAMPLE bad records are kept, so memory does not grow with bad or blank lines. A segment that
-  cannot be read (I/O error, corrupt gzip) keeps what was read before the error, is not remembered, and is
-  reported in ``IngestReport.failed``; the run goes on with the next segment.
+  Only counts and the first BAD_SAMPLE bad records are kept, so memory does not grow with bad or blank lines.
+- A segment that cannot be read (I/O error, corrupt gzip) keeps what was read before the error, is not
+  remembered, and is reported in ``IngestReport.failed``; the run goes on with the next segment.
 """
 
 from __future__ import annotations
