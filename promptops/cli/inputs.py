@@ -4,14 +4,19 @@ input) only, decoded as UTF-8 with a one-line error naming the file, line and co
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from promptops.files import MAX_INPUT_BYTES, InputError, read_text
 
+if TYPE_CHECKING:
+    _TextType = click.ParamType[io.StringIO]
+else:  # subscripted for the type checker only: not every supported click makes it subscriptable
+    _TextType = click.ParamType
 
-class InputText(click.ParamType[io.StringIO]):
+
+class InputText(_TextType):
     """A text file's content, read when the option is parsed, as a StringIO named like the file."""
 
     name = "file"
