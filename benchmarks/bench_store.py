@@ -11,6 +11,8 @@ Prints, with the issue's targets:
   3. the rates query for one rollout over a 10,000,000-response store (generated with SQL)   <= 100 ms
      and the full rates table by prompt/schema version and day                                <= 1 s
   4. peak RSS of an ingest of 500,000 and of 2,000,000 responses (child processes)           < 1 GiB, flat
+  5. peak RSS of an ingest of 5,000,000 bad lines (10 MB) and of a gzip of 48,000,000 newlines (47 KB)
+     against an ingest of one record (child processes, one process each)                    flat: + < 50 MiB
 --scale multiplies every size (e.g. 0.05 for a quick check). Ingests run in child processes so that their
 memory high-water marks are their own.
 """
@@ -84,6 +86,7 @@ def _run(scale: float, rounds: int, work: Path) -> None:
     _ingest_vs_parser(parser, work, scale, rounds, pool)
     _rates_latency(work, scale)
     _peak_memory(work, scale, pool)
+    _bad_lines_memory(work, scale)
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at end")
 
@@ -366,6 +369,36 @@ def _peak_memory(work: Path, scale: float, pool: int) -> None:
         f"   4x the input -> {growth:.2f}x the peak   (target < 1 GiB: {'yes' if max(peaks) < GiB else 'NO'}, "
         "and not growing with the input)"
     )
+
+
+# ---- 5. memory with bad and blank lines ---------------------------------------------------------------
+
+
+def _bad_lines_memory(work: Path, scale: float) -> None:
+    import gzip
+
+    print("\n5. peak RSS of an ingest of bad or blank lines, against an ingest of one record (one process each)")
+    one = work / "one.jsonl"
+    response_logs.write(one, 1, pool=1)
+    bad_lines, newlines = max(50_000, int(5_000_000 * scale)), max(500_000, int(48_000_000 * scale))
+    bad = work / "bad.jsonl"
+    bad.write_bytes(b"x\n" * bad_lines)
+    blank = work / "blank.jsonl.gz"
+    blank.write_bytes(gzip.compress(b"\n" * newlines, compresslevel=9))
+    baseline = _ingest_child(one, work / "one.duckdb")["maxrss"]
+    print(f"   one record: {baseline / 2**20:,.0f} MiB")
+    for label, log in (
+        (f"{bad_lines:,} bad lines ({bad.stat().st_size / 1e6:,.1f} MB)", bad),
+        (f"gzip of {newlines:,} newlines ({blank.stat().st_size / 1e3:,.0f} KB)", blank),
+    ):
+        result = _ingest_child(log, work / f"{log.name}.duckdb")
+        extra = (result["maxrss"] - baseline) / 2**20
+        print(
+            f"   {label}: {result['maxrss'] / 2**20:,.0f} MiB, {extra:+,.0f} MiB over one record "
+            f"({result['seconds']:.1f} s)   (target + < 50 MiB: {'yes' if extra < 50 else 'NO'})"
+        )
+    for path in (one, bad, blank):
+        path.unlink()
 
 
 if __name__ == "__main__":
