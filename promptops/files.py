@@ -65,7 +65,7 @@ def open_input(name: str, *, stdin: BinaryIO | None = None) -> BinaryIO:
     try:
         handle = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as problem:
-        raise InputError(f"{name}: cannot read: {problem.strerror or type(problem).__name__}") from None
+        raise InputError(f"{name}: {problem.strerror or type(problem).__name__}") from None
     try:
         mode = os.fstat(handle).st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
@@ -83,7 +83,7 @@ def read_input(name: str, *, limit: int = MAX_INPUT_BYTES, stdin: BinaryIO | Non
     try:
         data = stream.read(limit + 1)
     except OSError as problem:
-        raise InputError(f"{name}: cannot read: {problem.strerror or type(problem).__name__}") from None
+        raise InputError(f"{name}: {problem.strerror or type(problem).__name__}") from None
     finally:
         if name != STDIN:
             stream.close()
@@ -129,7 +129,7 @@ def _read_line(stream: IO[bytes], name: str, limit: int) -> bytes:
     try:
         return stream.readline(limit + 1)
     except OSError as problem:
-        raise InputError(f"{name}: cannot read: {problem.strerror or type(problem).__name__}") from None
+        raise InputError(f"{name}: {problem.strerror or type(problem).__name__}") from None
 
 
 def line_limit_problem(limit: int = MAX_INPUT_BYTES) -> str:
