@@ -156,7 +156,7 @@ def test_ingest_memory_stays_flat_whatever_the_bad_or_blank_lines(project: Path)
     )
     assert code == 2 and bad - baseline < 50, (baseline, bad)
     code, blank = _peak_rss_mib(
-        project, "ingest", str(logs / "blank.jsonl.gz"), "--workers", "0", "--store", "c.duckdb"
+        project, "ingest", str(logs / "blank.jsonl.gz"), "--workers", "0", "--store", str(project / "c.duckdb")
     )
     assert code == 0 and blank - baseline < 50, (baseline, blank)
 
