@@ -15,6 +15,7 @@ from typing import IO, Any
 import click
 
 from promptops.cli.changes import changed_files_options, gather_changed_files
+from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import list_contracts
 from promptops.parsing import ChangedFiles
@@ -52,7 +53,7 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
 @changed_files_options(", for reviewer outputs")
 @click.option(
     "--block-confidence",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=DEFAULT_BLOCK_CONFIDENCE,
     show_default=True,
     help="A merged reviewer finding at the highest severity blocks from this confidence up.",
