@@ -36,7 +36,11 @@ BROKEN = [
     ),
     ("min_responses: 300", "min_responses: -1", "steps[1].min_responses: must be a whole number"),
     ("coercion: {slo: 0.2", "coerced: {slo: 0.2", "slos.coerced: unknown metric"),
-    ("slo: 0.02, margin", "slo: 2, margin", "slos.dropped_finding.slo: must be a number from 1e-06 up to, not including, 1"),
+    (
+        "slo: 0.02, margin",
+        "slo: 2, margin",
+        "slos.dropped_finding.slo: must be a number from 1e-06 up to, not including, 1",
+    ),
     ("severity: warning", "severity: minor", "slos.coercion.severity: must be one of critical, warning"),
     ('prompt_version: "1.1.0"', 'prompt_version: "one"', "candidate.prompt_version: prompt version 'one'"),
     ("rollout: review-1.1", "rollout: review-2", "rollout: is 'review-2' but the file is review-1.1.yaml"),
