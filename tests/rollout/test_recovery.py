@@ -54,7 +54,7 @@ def test_a_replay_counts_only_responses_logged_by_now(rollout: Rollout, cli: Cli
     code, status, _ = rollout("status", "--store", rollout.store, at=now)
     needed = rollout("plan")[1]["steps"][1]["candidate_needed"]
     assert status["still_needed"]["responses"]["candidate"] == needed - expected["candidate"] > 0
-    code, out, err = cli(
+    code, _, err = cli(
         rollout.root, "report", "--contract", "review-result", "--store", rollout.store, "--now", now.isoformat(),
         "--out", str(rollout.root / "reports"), "--format", "json",
     )  # fmt: skip
