@@ -8,6 +8,7 @@ bounded by the number of buckets, slices and examples, never by the number of re
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -105,8 +106,7 @@ def list_plans(root: Path, contract: str, rollout_id: str | None) -> list[Plan]:
             raise ReportError(f"--rollout {rollout_id!r}: a rollout id is letters, digits, '.', '_' and '-'")
         paths = [plan_path(root, contract, rollout_id)]
     else:
-        directory = root / ROLLOUT_DIR / contract
-        paths = sorted(directory.glob("*.yaml"), key=lambda p: p.stem) if directory.is_dir() else []
+        paths = _plan_files(root / ROLLOUT_DIR / contract, f"{ROLLOUT_DIR}/{contract}/")
     plans = []
     for path in paths:
         plan = load_plan(path, f"{ROLLOUT_DIR}/{contract}/{path.name}")
@@ -116,6 +116,18 @@ def list_plans(root: Path, contract: str, rollout_id: str | None) -> list[Plan]:
             )
         plans.append(plan)
     return plans
+
+
+def _plan_files(directory: Path, shown: str) -> list[Path]:
+    """The ``*.yaml`` files of the plans directory, by rollout id; none when it does not exist. A directory
+    that exists but cannot be listed is an error: a report silently omitting every rollout would lie."""
+    try:
+        names = [entry.name for entry in os.scandir(directory) if entry.name.endswith(".yaml")]
+    except FileNotFoundError:
+        return []
+    except OSError as problem:
+        raise ReportError(f"{shown}: cannot list the rollout plans: {problem.strerror}") from None
+    return sorted((directory / name for name in names), key=lambda p: p.stem)
 
 
 def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime, detail: bool) -> RolloutView:

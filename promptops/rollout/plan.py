@@ -229,10 +229,14 @@ def _read(path: Path, source: str) -> Any:
     text = read_plan_text(path, source)
     try:
         data = yaml.load(text, Loader=_Loader)
+    except yaml.reader.ReaderError as problem:  # a control character: the reader knows its offset only
+        line = text.count("\n", 0, problem.position) + 1
+        raise PlanError(f"{source}: line {line}: invalid YAML: control character {problem.character!r}") from None
     except yaml.YAMLError as problem:
         mark = getattr(problem, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise PlanError(f"{source}: {where}invalid YAML: {getattr(problem, 'problem', None) or problem}") from None
+        what = str(getattr(problem, "problem", None) or problem).splitlines()[0]
+        raise PlanError(f"{source}: {where}invalid YAML: {what}") from None
     except (ValueError, OverflowError, RecursionError) as problem:  # e.g. an integer of 5,000 digits
         first = str(problem).splitlines()[0] if str(problem) else type(problem).__name__
         raise PlanError(f"{source}: a value cannot be read: {first[:120]}") from None
