@@ -7,7 +7,10 @@ were range-checked; each runs the real CLI on real files.
 from __future__ import annotations
 
 import os
+import pty
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -202,3 +205,33 @@ def test_report_with_an_unreadable_plans_directory_exits_3(cli: Cli, root: Path)
     directory.write_text("not a directory\n")  # listing fails whoever runs the test (root reads any mode)
     code, _, err = cli(root, "report", "--contract", "review-result", "--out", str(root / "reports"))
     assert code == 3 and "rollout/review-result/: cannot list the rollout plans" in err, err
+
+
+def test_simulate_shows_progress_on_a_terminal_only(root: Path) -> None:
+    """On a terminal, stderr carries a progress bar; in a pipe (every other test here), stderr stays empty."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    command = [sys.executable, "-m", "promptops", "--root", str(root), "rollout", "simulate", str(root / PLAN)]
+    run = subprocess.run(
+        [*command, "--responses", "300", "--out", str(root / "log.jsonl")],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+        check=False,
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: everything was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert run.returncode == 0 and b"simulating responses" in shown and b"100%" in shown
+    piped = subprocess.run(
+        [*command, "--responses", "30", "--out", str(root / "log2.jsonl")], capture_output=True, env=env, check=False
+    )
+    assert (piped.returncode, piped.stderr) == (0, b"")
