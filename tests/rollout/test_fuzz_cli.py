@@ -37,7 +37,23 @@ KEYS = [
     "rollout", "contract", "unit", "salt", "alpha", "legacy_window", "weight", "min_responses", "min_duration",
     "slo", "margin", "severity", "prompt_version", "schema_version", "name",
 ]  # fmt: skip
-JUNK_BYTES = [b"\xff", b"\xe9", b"\x00", b"\t", b"\r", b"{", b"[", b":", b"'", b'"', b"&", b"*", b"!", b"%", b"\xef\xbb\xbf"]
+JUNK_BYTES = [
+    b"\xff",
+    b"\xe9",
+    b"\x00",
+    b"\t",
+    b"\r",
+    b"{",
+    b"[",
+    b":",
+    b"'",
+    b'"',
+    b"&",
+    b"*",
+    b"!",
+    b"%",
+    b"\xef\xbb\xbf",
+]
 TIMES = ["2026-11-25T06:00:00Z", "nan", "", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00+05:00", "1e308", "tomorrow"]
 NUMBERS = ["nan", "inf", "-inf", "1e308", "-1", "0", "1", "0.5", "1e-300", "99999999999999999999", "x", ""]
 
@@ -51,7 +67,11 @@ def _mutate_plan(rng: random.Random, text: str) -> bytes:
         if spots:
             i = rng.choice(spots)
             head, _, rest = lines[i].partition(f"{key}:")
-            tail = rest[rest.find(",") :] if "," in rest and "{" in head else ("}\n" if rest.rstrip().endswith("}") else "\n")
+            tail = (
+                rest[rest.find(",") :]
+                if "," in rest and "{" in head
+                else ("}\n" if rest.rstrip().endswith("}") else "\n")
+            )
             lines[i] = f"{head}{key}: {rng.choice(JUNK_VALUES)}{tail}"
         return "".join(lines).encode("utf-8", "surrogatepass")
     data = text.encode()
@@ -109,6 +129,9 @@ def _plan_command(rng: random.Random, root: Path) -> list[str]:
 def _flag_command(rng: random.Random, root: Path) -> list[str]:
     plan = str(root / PLAN)
     number, time = rng.choice(NUMBERS), rng.choice(TIMES)
+    store = rng.choice([str(root / PLAN), "/dev/null", str(root)])
+    contract = rng.choice(["review-result", "nope", "../templates", ""])
+    rollout_id = rng.choice(["x/y", "..", "nope", ""])
     return rng.choice(
         [
             ["rollout", "simulate", plan, "--responses", number, "--out", str(root / "s.jsonl")],
@@ -120,14 +143,14 @@ def _flag_command(rng: random.Random, root: Path) -> list[str]:
             ["rollout", "gate", plan, "--now", time],
             ["rollout", "gate", plan, "--step", number],
             ["rollout", "gate", plan, "--lock-timeout", number],
-            ["rollout", "status", plan, "--now", time, "--store", rng.choice([str(root / PLAN), "/dev/null", str(root)])],
+            ["rollout", "status", plan, "--now", time, "--store", store],
             ["rollout", "rollback", plan, "--reason", rng.choice(["", " ", "x" * 10]), "--now", time],
             ["rollout", "retarget", plan, "--candidate", rng.choice(["x", "1.0", "9" * 50, "1.0.1"]), "--reason", "r"],
-            ["report", "--contract", rng.choice(["review-result", "nope", "../templates", ""]), "--out", str(root / "r")],
-            ["report", "--contract", "review-result", "--rollout", rng.choice(["x/y", "..", "nope", ""]), "--out", "r"],
+            ["report", "--contract", contract, "--out", str(root / "r")],
+            ["report", "--contract", "review-result", "--rollout", rollout_id, "--out", "r"],
             ["report", "--contract", "review-result", "--now", time, "--out", str(root / "r")],
             ["merge", "--similarity", number, f"review-result={root / 'out.json'}"],
-            ["review-gate", "--spec", "SPEC-FZ-1", "--stage", "plan", "--repo", str(root), "--block-confidence", number],
+            ["review-gate", "--spec", "SPEC-FZ-1", "--repo", str(root), "--block-confidence", number],
         ]
     )
 
@@ -185,7 +208,7 @@ def test_generated_bad_inputs_end_in_a_documented_exit_code_with_one_line(
         else:
             args = _review_gate_command(rng, project)
         code = promptops.cli.run(["--root", str(project), *args])
-        out, err = capsys.readouterr()
+        _, err = capsys.readouterr()
         outcomes[code] += 1
         broken = code not in (0, 1, 2, 3) or "internal error" in err or "Traceback" in err
         if code == 3 and len(err.splitlines()) != 1:
