@@ -150,7 +150,17 @@ def _flag_command(rng: random.Random, root: Path) -> list[str]:
             ["report", "--contract", "review-result", "--rollout", rollout_id, "--out", "r"],
             ["report", "--contract", "review-result", "--now", time, "--out", str(root / "r")],
             ["merge", "--similarity", number, f"review-result={root / 'out.json'}"],
-            ["review-gate", "--spec", "SPEC-FZ-1", "--repo", str(root), "--block-confidence", number],
+            [
+                "review-gate",
+                "--spec",
+                "SPEC-FZ-1",
+                "--stage",
+                "plan",
+                "--repo",
+                str(root),
+                "--block-confidence",
+                number,
+            ],
         ]
     )
 
