@@ -48,7 +48,8 @@ class ReviewerOutputs:
             return ProviderReport()
         slug = context.checkpoint.stage_slug
         try:
-            names = sorted(entry.name for entry in directory.iterdir() if entry.is_file())
+            # every entry: one named like an output that is not a regular file is refused when read, not skipped
+            names = sorted(entry.name for entry in directory.iterdir())
         except OSError as problem:
             raise ReviewGateError(f"{context.consensus_dir}: cannot list: {problem.strerror}") from None
         found = [(name, match) for name in names if (match := _FILE.match(name)) and match["slug"] == slug]

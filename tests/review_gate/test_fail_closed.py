@@ -114,3 +114,19 @@ def test_outputs_without_changed_files_fail_under_strict_artifacts(
     assert result["signals"][0]["message"].startswith("1 reviewer output not evaluated")
     code, result = _gate(repo, capsys, "--strict-artifacts")
     assert (code, result["verdict"], result["signals"][0]["severity"]) == (2, "Failed", "Block")
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "directory"])
+def test_an_output_that_is_not_a_regular_file_is_a_tool_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    repo = _repo(tmp_path, "{}", name="notes.txt")
+    output = repo / CONSENSUS / OUTPUT
+    if target == "directory":
+        output.mkdir()
+    else:
+        output.symlink_to(target)
+    args = ["--root", str(REPO_ROOT), "review-gate", "--spec", SPEC, "--stage", "plan", "--repo", str(repo)]
+    code = run([*args, "--changed-file", "app/db.py"])
+    _, err = capsys.readouterr()
+    assert code == 3 and err == f"promptops: error: {CONSENSUS}/{OUTPUT}: not a regular file\n"
