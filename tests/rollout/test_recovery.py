@@ -138,6 +138,13 @@ def test_a_rolled_back_rollout_is_retargeted_to_a_new_release(rollout: Rollout) 
     assert rollout.promote(at)[0] == 0
     code, routed, _ = rollout.cli(rollout.root, "rollout", "routes", rollout.plan)
     assert "1.1.1" in routed
+    code, _, err = rollout.cli(
+        rollout.root, "report", "--contract", "review-result", "--now", at.isoformat(),
+        "--out", str(rollout.root / "reports"),
+    )  # fmt: skip
+    assert code == 0, err
+    page = (rollout.root / "reports" / "review-result.html").read_text(encoding="utf-8")
+    assert "retarget (prompt 1.1.0 → 1.1.1)" in page
 
 
 def test_every_gate_metric_family_is_exported_without_data(rollout: Rollout, cli: Cli) -> None:
