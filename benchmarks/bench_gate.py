@@ -130,15 +130,15 @@ def _best_ms(call: Callable[[], object], repeat: int) -> float:
 
 def _queries(project: Path, store: Path) -> None:
     plan = load_plan(project / PLAN, PLAN)
-    since = PROMOTED
+    since, until = PROMOTED, NOW  # as the gate asks: the step's window up to its --now (a replay)
     with Store.open(store, read_only=True) as opened:
         con = opened.connection
         first = time.perf_counter()
-        counts = read_window(con, plan, since)
-        incompatible = candidate_incompatible(con, plan)
+        counts = read_window(con, plan, since, until)
+        incompatible = candidate_incompatible(con, plan, None, until)
         cold = (time.perf_counter() - first) * 1000
-        window = _best_ms(lambda: read_window(con, plan, since), 9)
-        rejected = _best_ms(lambda: candidate_incompatible(con, plan), 9)
+        window = _best_ms(lambda: read_window(con, plan, since, until), 9)
+        rejected = _best_ms(lambda: candidate_incompatible(con, plan, None, until), 9)
     arms = ", ".join(f"{arm} {c.n:,}" for arm, c in sorted(counts.items()))
     print(f"\n1. the gate's queries ({arms} responses in the step's window; {incompatible:,} candidate rejections)")
     print(f"   step window by arm:            {window:7.1f} ms")

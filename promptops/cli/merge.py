@@ -12,6 +12,7 @@ import click
 from promptops import __version__
 from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
+from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
 from promptops.files import read_input
@@ -61,7 +62,7 @@ def _per_contract(ctx: click.Context, param: click.Parameter, values: tuple[str,
 )
 @click.option(
     "--similarity",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloat(0.0, 1.0),
     default=MergeOptions.similarity,
     show_default=True,
     help="Near-duplicate threshold: token overlap of two findings at the same file and line.",

@@ -15,6 +15,7 @@ from typing import IO, Any
 import click
 
 from promptops.cli.changes import changed_files_options, gather_changed_files
+from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import list_contracts
 from promptops.parsing import ChangedFiles
@@ -52,13 +53,17 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
 @changed_files_options(", for reviewer outputs")
 @click.option(
     "--block-confidence",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=DEFAULT_BLOCK_CONFIDENCE,
     show_default=True,
     help="A merged reviewer finding at the highest severity blocks from this confidence up.",
 )
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 when the review passes with warnings.")
-@click.option("--strict-artifacts", is_flag=True, help="Exit 2 when no review artifacts exist for the stage.")
+@click.option(
+    "--strict-artifacts",
+    is_flag=True,
+    help="Exit 2 when no review artifacts exist for the stage, or reviewer outputs cannot be evaluated.",
+)
 @format_option()
 @pass_project
 def review_gate(
@@ -87,6 +92,7 @@ def review_gate(
         contracts={name: project.contract(name) for name in list_contracts(project.root)},
         changed_files=None if files is None else ChangedFiles(files),
         block_confidence=block_confidence,
+        strict_artifacts=strict_artifacts,
     )
     request = ReviewRequest(
         repo_root=repo, spec_id=spec_id, stage=Stage.parse(stage), policy=policy, signal_providers=(provider,)

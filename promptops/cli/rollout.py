@@ -1,10 +1,13 @@
-"""``promptops rollout``: staged rollouts of a contract's prompt and schema versions (README "Rollouts")."""
+"""``promptops rollout``: staged rollouts of a contract's prompt and schema versions (docs/rollouts.md).
+
+Exit codes: 0 done; 1 warnings with --strict-warnings (gate); 2 the gate failed or held, or a transition was
+refused; 3 a broken plan, store or flag (one line naming the file and field).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,16 +15,15 @@ import click
 
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.rollout_common import PLAN_FILE, read_plan, who
+from promptops.cli.rollout_moves import resume_command, retarget_command, rollback_command
+from promptops.cli.rollout_simulate import simulate_command
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
-from promptops.files import write_atomic
 from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, Purpose
-from promptops.rollout.plan import Plan, load_plan
-from promptops.rollout.session import RolloutRefused, plan_at_step, promote, rollback, run_gate, status
+from promptops.rollout.session import RolloutRefused, plan_at_step, promote, run_gate, status
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-PLAN_FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.group()
@@ -29,8 +31,10 @@ def rollout() -> None:
     """Plan, assign, gate and promote staged rollouts (rollout/<contract>/<id>.yaml)."""
 
 
-def read_plan(project: Project, path: Path) -> Plan:
-    return load_plan(path, project.relative(path))
+rollout.add_command(rollback_command)
+rollout.add_command(resume_command)
+rollout.add_command(retarget_command)
+rollout.add_command(simulate_command)
 
 
 @rollout.command("plan")
@@ -119,20 +123,6 @@ def _store_options(function: F) -> F:
     )(function)
 
 
-def _who(by: str | None) -> str:
-    """Who acts: --by, else git's user.name, else the login name (read here, in the adapter)."""
-    if by:
-        return by
-    import getpass
-    import subprocess
-
-    try:
-        name = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        name = ""
-    return name.strip() or getpass.getuser()
-
-
 def _gate_text(result: GateResult) -> list[str]:
     lines = [
         f"{result.rollout} step {result.step} ({result.step_name}, candidate weight {result.weight:.0%}): "
@@ -186,8 +176,8 @@ def gate_command(
 ) -> int:
     """Judge the current step of PLAN_FILE against its SLOs.
 
-    Exit codes (seed 003): 0 Passed, PassedWithWarnings or Skipped; 1 PassedWithWarnings with --strict-warnings;
-    2 Failed or Escalate (hold), or Skipped with --strict-artifacts; 3 broken plan or store.
+    Exit codes (those of the review gate): 0 Passed, PassedWithWarnings or Skipped; 1 PassedWithWarnings with
+    --strict-warnings; 2 Failed or Escalate (hold), or Skipped with --strict-artifacts; 3 broken plan or store.
     """
     plan = read_plan(project, plan_file)
     if step is not None:
@@ -235,7 +225,10 @@ def status_command(
         f"{plan.rollout_id}: step {plan.step} ({data['step_name']}), candidate {plan.weight:.0%}"
         + (" (rolled back)" if plan.rolled_back else "")
     )
-    click.echo(f"  latest verdict: {data['verdict']}: {data['sentence']}")
+    held = " (the gate that held it, at the rollback)" if plan.rolled_back else ""
+    click.echo(f"  latest verdict{held}: {data['verdict']}: {data['sentence']}")
+    if plan.rolled_back:
+        click.echo("  next: `rollout resume` once the cause is fixed, or `rollout retarget --candidate X.Y.Z`")
     needed = data["still_needed"]
     if any(needed["responses"].values()) or needed["seconds"]:
         hours = needed["seconds"] / 3600
@@ -247,6 +240,8 @@ def status_command(
         click.echo(f"  {report.legacy_note}")
     for transition in plan.history[-5:]:
         forced = " (forced)" if transition.forced else ""
+        if transition.candidate is not None and transition.previous is not None:
+            forced += f" (prompt {transition.previous.prompt_version} -> {transition.candidate.prompt_version})"
         click.echo(
             f"  {transition.at.isoformat()} {transition.by}: {transition.action} {transition.from_step}->"
             f"{transition.to_step} {transition.verdict}{forced}: {transition.reason}"
@@ -286,7 +281,7 @@ def promote_command(
             project.root, plan, project.contract(plan.contract, check_schemas=False), con, now, Purpose.PROMOTE
         )
     try:
-        moved = promote(plan_file, plan, result, by=_who(by), now=now, force_reason=reason if force else None)
+        moved = promote(plan_file, plan, result, by=who(by), now=now, force_reason=reason if force else None)
     except RolloutRefused as refused:
         click.echo(result.to_json() if output_format == "json" else "\n".join(_gate_text(result)))
         click.echo(f"promptops: {refused}", err=True)
@@ -303,102 +298,4 @@ def promote_command(
             f"{moved.rollout_id}: promoted to step {moved.step} ({moved.steps[moved.step].name}), "
             f"candidate {moved.weight:.0%}; gate {result.verdict}: {result.sentence}"
         )
-    return exits.OK
-
-
-@rollout.command("rollback")
-@click.argument("plan_file", type=PLAN_FILE)
-@click.option("--reason", required=True, help="Why (recorded in the plan's history).")
-@click.option("--by", help="Who rolls back (default: git user.name).")
-@click.option("--now", "now_text", metavar="ISO", help="Record this time (UTC; default: now).")
-@format_option()
-@pass_project
-def rollback_command(
-    project: Project, plan_file: Path, reason: str, by: str | None, now_text: str | None, output_format: str
-) -> int:
-    """Send every unit of PLAN_FILE back to the baseline (candidate weight 0), keeping the step."""
-    plan = rollback(plan_file, read_plan(project, plan_file), by=_who(by), now=parse_now(now_text), reason=reason)
-    if output_format == "json":
-        click.echo(json.dumps({"rollout": plan.rollout_id, "step": plan.step, "weight": plan.weight}, indent=2))
-    else:
-        click.echo(f"{plan.rollout_id}: rolled back at step {plan.step}; candidate weight 0")
-    return exits.OK
-
-
-_PROFILES = ("baseline", "candidate", "regression")  # promptops.simulate's ArmProfile constants
-
-
-@rollout.command("simulate")
-@click.argument("plan_file", type=PLAN_FILE)
-@click.option("--responses", type=click.IntRange(min=1), required=True, help="How many response records.")
-@click.option("--start", "start_text", metavar="ISO", help="Time of the window's start (UTC; default: now).")
-@click.option(
-    "--hours",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1.0,
-    show_default=True,
-    help="Length of the window the records spread over.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same records.")
-@click.option("--weight", type=click.FloatRange(0, 1), help="Split traffic at this weight (default: the plan's).")
-@click.option(
-    "--candidate-profile",
-    type=click.Choice(_PROFILES),
-    default="candidate",
-    show_default=True,
-    help="Defect rates of the candidate arm (regression: many dropped findings).",
-)
-@click.option(
-    "--out",
-    "out_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="JSONL response log to write (replaced atomically).",
-)
-@format_option()
-@pass_project
-def simulate_command(
-    project: Project,
-    plan_file: Path,
-    responses: int,
-    start_text: str | None,
-    hours: float,
-    seed: int,
-    weight: float | None,
-    candidate_profile: str,
-    out_path: Path,
-    output_format: str,
-) -> int:
-    """Write a response log of simulated reviewer traffic for PLAN_FILE, to rehearse a rollout.
-
-    Each record's arm comes from the plan's real assignment of its unit; defects (drops, coercions, wrappers,
-    truncation, malformed JSON) occur at each arm's profile rates. Feed the log to ``promptops ingest``.
-    """
-    plan = read_plan(project, plan_file)
-    start = parse_now(start_text)
-    from promptops import simulate as sim  # the simulator (and rstr) load only for this command
-
-    profiles = {"baseline": sim.BASELINE, "candidate": sim.CANDIDATE, "regression": sim.REGRESSION}
-    records = sim.simulate(
-        plan,
-        project.contract(plan.contract, check_schemas=False),
-        responses=responses,
-        start=start,
-        end=start + timedelta(hours=hours),
-        seed=seed,
-        profiles={"baseline": sim.BASELINE, "candidate": profiles[candidate_profile]},
-        weight=weight,
-    )
-    arms: dict[str, int] = {}
-    lines = []
-    for record in records:
-        arms[record["arm"]] = arms.get(record["arm"], 0) + 1
-        lines.append(json.dumps(record))
-    write_atomic(out_path, ("\n".join(lines) + "\n").encode())
-    summary = {"log": project.relative(out_path), "responses": responses, "arms": arms}
-    if output_format == "json":
-        click.echo(json.dumps(summary, indent=2))
-    else:
-        split = ", ".join(f"{arm} {count:,}" for arm, count in sorted(arms.items()))
-        click.echo(f"{summary['log']}: {responses:,} simulated responses ({split})")
     return exits.OK

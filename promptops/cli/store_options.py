@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project
 from promptops.store import DEFAULT_STORE
 from promptops.store.store import DEFAULT_LOCK_TIMEOUT
@@ -31,7 +32,7 @@ def store_option(help_text: str) -> Callable[[F], F]:
 def lock_timeout_option() -> Callable[[F], F]:
     return click.option(
         "--lock-timeout",
-        type=click.FloatRange(min=0),
+        type=FiniteFloat(min=0, max=86400),  # NaN or a day-long wait is no timeout
         default=DEFAULT_LOCK_TIMEOUT,
         show_default=True,
         metavar="SECONDS",
@@ -70,12 +71,15 @@ def read_connection(project: Project, store_path: Path | None, lock_timeout: flo
         raise store_error(display, problem, "read failed") from None
 
 
-def parse_now(text: str | None) -> datetime:
-    """The --now option: an ISO 8601 time (UTC when no zone is given), or the current time."""
+def parse_now(text: str | None, option: str = "--now") -> datetime:
+    """The --now option (or another time ``option``): an ISO 8601 time (UTC when no zone is given), or the
+    current time. A time that has no UTC equivalent (year 1 with an eastern offset) is refused."""
     if text is None:
         return datetime.now(UTC)
     try:
         moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 time", param_hint="--now") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise click.BadParameter(f"{text[:60]!r} is not an ISO 8601 time", param_hint=option) from None
+    return moment

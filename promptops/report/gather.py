@@ -8,8 +8,8 @@ bounded by the number of buckets, slices and examples, never by the number of re
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,9 @@ from promptops.report.model import (
     RolloutView,
     TrafficRow,
 )
-from promptops.rollout.gate import ARMS, Purpose
+from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import ROLLOUT_DIR, Plan, load_plan, plan_path
-from promptops.rollout.session import run_gate
+from promptops.rollout.session import current_gate, store_time
 from promptops.rollout.sizing import plan_needs
 from promptops.rollout.stats import wilson, z_one_sided
 
@@ -73,13 +73,14 @@ def gather_report(
     notes: list[str] = []
     traffic: tuple[TrafficRow, ...] = ()
     examples: tuple[Example, ...] = ()
+    until = store_time(now)  # a report as of ``now`` counts nothing logged after it
     if con is not None:
-        traffic = _traffic(con, contract.name, rollout_id)
+        traffic = _traffic(con, contract.name, rollout_id, until)
         if detail and len(traffic) > TRAFFIC_ROWS:
             notes.append(f"traffic: the {TRAFFIC_ROWS} largest of {len(traffic):,} version slices are shown")
             traffic = tuple(sorted(traffic, key=lambda t: -t.responses)[:TRAFFIC_ROWS])
         if detail:
-            examples = _examples(con, contract.name, rollout_id)
+            examples = _examples(con, contract.name, rollout_id, until)
     releases: tuple[dict[str, Any], ...] = ()
     matrix = None
     if detail:
@@ -105,8 +106,7 @@ def list_plans(root: Path, contract: str, rollout_id: str | None) -> list[Plan]:
             raise ReportError(f"--rollout {rollout_id!r}: a rollout id is letters, digits, '.', '_' and '-'")
         paths = [plan_path(root, contract, rollout_id)]
     else:
-        directory = root / ROLLOUT_DIR / contract
-        paths = sorted(directory.glob("*.yaml"), key=lambda p: p.stem) if directory.is_dir() else []
+        paths = _plan_files(root / ROLLOUT_DIR / contract, f"{ROLLOUT_DIR}/{contract}/")
     plans = []
     for path in paths:
         plan = load_plan(path, f"{ROLLOUT_DIR}/{contract}/{path.name}")
@@ -118,14 +118,21 @@ def list_plans(root: Path, contract: str, rollout_id: str | None) -> list[Plan]:
     return plans
 
 
+def _plan_files(directory: Path, shown: str) -> list[Path]:
+    """The ``*.yaml`` files of the plans directory, by rollout id; none when it does not exist. A directory
+    that exists but cannot be listed is an error: a report silently omitting every rollout would lie."""
+    try:
+        names = [entry.name for entry in os.scandir(directory) if entry.name.endswith(".yaml")]
+    except FileNotFoundError:
+        return []
+    except OSError as problem:
+        raise ReportError(f"{shown}: cannot list the rollout plans: {problem.strerror}") from None
+    return sorted((directory / name for name in names), key=lambda p: p.stem)
+
+
 def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime, detail: bool) -> RolloutView:
     held_at = plan.history[-1].at if plan.rolled_back else None
-    if held_at is None:
-        gate = run_gate(root, plan, contract, con, now, Purpose.MONITOR)
-    else:
-        # After a rollback the step's window restarts empty; what a reader needs is the gate that held it:
-        # the step as it stood, judged at the moment of the rollback.
-        gate = run_gate(root, replace(plan, history=plan.history[:-1]), contract, con, held_at, Purpose.MONITOR)
+    gate = current_gate(root, plan, contract, con, now)  # after a rollback: the gate that held it, as status
     needs = plan_needs(plan)
     steps = tuple(
         {
@@ -143,9 +150,10 @@ def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: d
     bucket, series = "day", tuple(MetricSeries(s.metric, s.severity, s.slo, s.margin, {}) for s in plan.slos)
     arms: dict[str, ArmSummary] = {}
     if con is not None:
-        arms = _arm_summaries(con, plan)
+        until = store_time(now)
+        arms = _arm_summaries(con, plan, until)
         if detail:
-            bucket, series = _series(con, plan)
+            bucket, series = _series(con, plan, until)
     return RolloutView(
         rollout=plan.rollout_id,
         plan=plan.source,
@@ -173,10 +181,10 @@ def _bucket(span: timedelta) -> str:
     return "month"
 
 
-def _series(con: Any, plan: Plan) -> tuple[str, tuple[MetricSeries, ...]]:
+def _series(con: Any, plan: Plan, until: datetime) -> tuple[str, tuple[MetricSeries, ...]]:
     """Per metric of the plan and arm, the rate per bucket with one-sided Wilson bounds at the plan's alpha."""
-    where = "contract = $contract AND rollout_id = $rollout AND arm IN ('baseline', 'candidate')"
-    params = {"contract": plan.contract, "rollout": plan.rollout_id}
+    where = "contract = $contract AND rollout_id = $rollout AND arm IN ('baseline', 'candidate') AND ts <= $until"
+    params = {"contract": plan.contract, "rollout": plan.rollout_id, "until": until}
     first, last = con.execute(f"SELECT min(ts), max(ts) FROM response_indicators WHERE {where}", params).fetchone()
     bucket = "day" if first is None else _bucket(last - first)
     metrics = [slo.metric for slo in plan.slos]
@@ -206,11 +214,11 @@ def _series(con: Any, plan: Plan) -> tuple[str, tuple[MetricSeries, ...]]:
     return bucket, series
 
 
-def _arm_summaries(con: Any, plan: Plan) -> dict[str, ArmSummary]:
+def _arm_summaries(con: Any, plan: Plan, until: datetime) -> dict[str, ArmSummary]:
     """Per arm of the rollout (all steps): responses, accepted, and the top drop, coercion and reject reasons."""
     from promptops.store.metrics import RatesQuery, rates
 
-    report = rates(con, RatesQuery(plan.contract, by=("arm",), rollout_id=plan.rollout_id, top=TOP))
+    report = rates(con, RatesQuery(plan.contract, by=("arm",), until=until, rollout_id=plan.rollout_id, top=TOP))
     summaries = {}
     for group in report.groups:
         arm = group.key["arm"]
@@ -226,10 +234,10 @@ def _arm_summaries(con: Any, plan: Plan) -> dict[str, ArmSummary]:
     return {arm: summaries[arm] for arm in ARMS if arm in summaries}
 
 
-def _traffic(con: Any, contract: str, rollout_id: str | None) -> tuple[TrafficRow, ...]:
+def _traffic(con: Any, contract: str, rollout_id: str | None, until: datetime) -> tuple[TrafficRow, ...]:
     """The contract's responses per rollout, arm and declared versions, with finding counts and reject reasons."""
-    where = "contract = $contract" + (" AND rollout_id = $rollout" if rollout_id is not None else "")
-    params: dict[str, Any] = {"contract": contract}
+    where = "contract = $contract AND ts <= $until" + (" AND rollout_id = $rollout" if rollout_id is not None else "")
+    params: dict[str, Any] = {"contract": contract, "until": until}
     if rollout_id is not None:
         params["rollout"] = rollout_id
     # One scan, grouped by the reject reason too (NULL for accepted responses), folded per slice below.
@@ -271,9 +279,9 @@ def _clip(column: str) -> str:
     return f"CASE WHEN length({column}) > {TEXT_LIMIT} THEN left({column}, {TEXT_LIMIT - 1}) || '…' ELSE {column} END"
 
 
-def _examples(con: Any, contract: str, rollout_id: str | None) -> tuple[Example, ...]:
-    where = "contract = $contract AND kind IN ('drop', 'reject')"
-    params: dict[str, Any] = {"contract": contract, "limit": EXAMPLES}
+def _examples(con: Any, contract: str, rollout_id: str | None, until: datetime) -> tuple[Example, ...]:
+    where = "contract = $contract AND kind IN ('drop', 'reject') AND ts <= $until"
+    params: dict[str, Any] = {"contract": contract, "limit": EXAMPLES, "until": until}
     if rollout_id is not None:
         where += " AND rollout_id = $rollout"
         params["rollout"] = rollout_id

@@ -50,7 +50,7 @@ def _rollout_context(rollout: RolloutView) -> dict[str, Any]:
     marks = [
         (
             datetime.fromisoformat(t["at"]),
-            f"{t['action']} → step {t['to_step']}" if t["action"] == "promote" else "rollback",
+            f"{t['action']} → step {t['to_step']}" if t["action"] in ("promote", "retarget") else str(t["action"]),
         )
         for t in rollout.history
     ]

@@ -6,14 +6,23 @@ the responses declared. Gauges describe each rollout's latest gate (purpose moni
 labelled 0/1 gauge plus the exit code, step, weight, and per metric the rates and one-sided Wilson bounds of
 both arms, the SLO and the responses needed. Every family has ``# HELP`` and ``# TYPE`` lines; label values
 are escaped as the format requires (versions declared by a model are model text).
+
+Every ``promptops_gate_metric_*`` family is present for every rollout, every metric of its plan and (for the
+per-arm families) both arms, whatever the data: an alert reads a value instead of going absent. The per-arm
+samples carry ``has_data``: ``"true"`` when the arm has responses in the step's window, else ``"false"`` with
+the value NaN (the rate of nothing is undefined; 0 would read as a perfect candidate). ``responses`` is 0 then.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from promptops.report.model import ContractReport, TrafficRow
+from promptops.report.model import ContractReport, RolloutView, TrafficRow
+from promptops.rollout.gate import ARMS
+from promptops.rollout.stats import zero_failure_sample
 
 _VERDICTS = ("Passed", "PassedWithWarnings", "Failed", "Escalate", "Skipped")
 _STATUSES = ("pass", "fail", "inconclusive", "warn")
@@ -104,6 +113,9 @@ def _gauges(report: ContractReport) -> list[_Family]:
     needed = _Family(
         "promptops_gate_metric_responses_needed", "gauge", "Candidate responses needed to judge the metric's SLO."
     )
+    responses = _Family(
+        "promptops_gate_metric_responses", "gauge", "Responses of the arm in the step's window the metric is judged on."
+    )
     status = _Family(
         "promptops_gate_metric_status", "gauge", "The metric's status in the latest gate (1 for the current, else 0)."
     )
@@ -117,17 +129,38 @@ def _gauges(report: ContractReport) -> list[_Family]:
         weight.add(base, rollout.weight)
         for arm, n in gate.get("window", {}).get("responses", {}).items():
             window.add([*base, ("arm", arm)], n)
-        for metric in gate.get("metrics", []):
+        for metric in _plan_metrics(rollout):
             labels = [*base, ("metric", metric["metric"])]
             slo.add(labels, metric["slo"])
             needed.add(labels, metric["n_needed"])
             for name in _STATUSES:
                 status.add([*labels, ("status", name)], int(metric["status"] == name))
-            for arm, estimate in metric["arms"].items():
-                rate.add([*labels, ("arm", arm)], estimate["rate"])
-                lower.add([*labels, ("arm", arm)], estimate["lower"])
-                upper.add([*labels, ("arm", arm)], estimate["upper"])
-    return [verdict, exit_code, step, weight, window, rate, lower, upper, slo, needed, status]
+            for arm in ARMS:
+                estimate = metric["arms"].get(arm)
+                has_data = estimate is not None and estimate["n"] > 0
+                arm_labels = [*labels, ("arm", arm), ("has_data", "true" if has_data else "false")]
+                responses.add(arm_labels, estimate["n"] if has_data else 0)
+                rate.add(arm_labels, estimate["rate"] if has_data else math.nan)
+                lower.add(arm_labels, estimate["lower"] if has_data else math.nan)
+                upper.add(arm_labels, estimate["upper"] if has_data else math.nan)
+    return [verdict, exit_code, step, weight, window, responses, rate, lower, upper, slo, needed, status]
+
+
+def _plan_metrics(rollout: RolloutView) -> list[dict[str, Any]]:
+    """Every metric of the rollout's plan: the gate's result where it judged one, else the SLO alone (a gate
+    that skipped or stopped at the parser stage judges no metric, and its families must not vanish)."""
+    judged = {m["metric"]: m for m in rollout.gate.get("metrics", [])}
+    return [
+        judged.get(series.metric)
+        or {
+            "metric": series.metric,
+            "slo": series.slo,
+            "n_needed": zero_failure_sample(series.slo, rollout.alpha),
+            "status": None,
+            "arms": {},
+        }
+        for series in rollout.series
+    ]
 
 
 def _label(text: str) -> str:
@@ -141,4 +174,6 @@ def _help(text: str) -> str:
 def _number(value: float | int) -> str:
     if isinstance(value, int):  # bool included
         return str(int(value))
+    if math.isnan(value):
+        return "NaN"  # the exposition format's spelling (Python's repr says nan)
     return repr(float(value))

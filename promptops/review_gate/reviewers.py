@@ -12,13 +12,15 @@ consensus ``agent``) and the repo-relative output file, so they go through the g
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from promptops.contract import Contract
 from promptops.merge import MergedFinding, ReviewerOutput, merge
 from promptops.parsing import ChangedFiles
 from promptops.review_gate.errors import ReviewGateError
+from promptops.review_gate.losses import lost_signals
 from promptops.review_gate.providers import EvidenceContext, ProviderReport
 from promptops.review_gate.signals import Origin, ReviewSignal, Severity, SignalKind, infer_role
 
@@ -33,11 +35,12 @@ DEFAULT_BLOCK_CONFIDENCE = 0.75
 class ReviewerOutputs:
     """The signal provider. ``contracts`` are the promptops contracts by name (from the promptops project);
     ``changed_files`` are the review target's paths (None: outputs are found but not evaluated, and one
-    advisory signal says why)."""
+    signal says why). ``strict_artifacts``: an output that cannot be evaluated blocks instead of warning."""
 
     contracts: Mapping[str, Contract]
     changed_files: ChangedFiles | None
     block_confidence: float = DEFAULT_BLOCK_CONFIDENCE
+    strict_artifacts: bool = False
 
     def __call__(self, context: EvidenceContext) -> ProviderReport:
         directory = context.path(context.consensus_dir)
@@ -45,7 +48,8 @@ class ReviewerOutputs:
             return ProviderReport()
         slug = context.checkpoint.stage_slug
         try:
-            names = sorted(entry.name for entry in directory.iterdir() if entry.is_file())
+            # every entry: one named like an output that is not a regular file is refused when read, not skipped
+            names = sorted(entry.name for entry in directory.iterdir())
         except OSError as problem:
             raise ReviewGateError(f"{context.consensus_dir}: cannot list: {problem.strerror}") from None
         found = [(name, match) for name in names if (match := _FILE.match(name)) and match["slug"] == slug]
@@ -53,11 +57,12 @@ class ReviewerOutputs:
             return ProviderReport()
         artifacts = tuple(f"{context.consensus_dir}/{name}" for name, _ in found)
         if self.changed_files is None:
+            outputs_text = "1 reviewer output" if len(found) == 1 else f"{len(found)} reviewer outputs"
             message = (
-                f"{len(found)} reviewer output(s) not evaluated: no changed files were given "
+                f"{outputs_text} not evaluated: no changed files were given "
                 "(pass --git-diff BASE...HEAD, --changed-file or --changed-files-from)"
             )
-            return ProviderReport((_system(message, artifacts[0]),), artifacts)
+            return ProviderReport((self._unevaluated(message, artifacts[0]),), artifacts)
         signals: list[ReviewSignal] = []
         outputs: list[ReviewerOutput] = []
         for (_, match), artifact in zip(found, artifacts, strict=True):
@@ -65,29 +70,30 @@ class ReviewerOutputs:
             if contract is None:
                 known = ", ".join(sorted(self.contracts)) or "none"
                 signals.append(
-                    _system(f"{artifact}: unknown contract {match['contract']!r} (known: {known})", artifact)
+                    self._unevaluated(f"{artifact}: unknown contract {match['contract']!r} (known: {known})", artifact)
                 )
                 continue
             if match["tier"] is not None:
                 if match["tier"] not in contract.tiers:
                     signals.append(
-                        _system(f"{artifact}: contract {contract.name} has no tier {match['tier']!r}", artifact)
+                        self._unevaluated(
+                            f"{artifact}: contract {contract.name} has no tier {match['tier']!r}", artifact
+                        )
                     )
                     continue
                 contract = contract.tier(match["tier"])
-            try:
-                raw = context.path(artifact).read_bytes()
-            except OSError as problem:
-                raise ReviewGateError(f"{artifact}: cannot read: {problem.strerror}") from None
+            raw = _read_output(context, artifact, contract.default_policy.limits.max_bytes)
             outputs.append(ReviewerOutput(contract=contract, raw=raw, source=artifact, label=match["name"]))
         report = merge(outputs, self.changed_files)
-        for source in report.rejected:
-            reason = source.outcome.reason
-            signals.append(
-                _system(f"{source.source}: rejected by contract {source.contract} ({reason})", source.source)
-            )
+        for output, source in zip(outputs, report.sources, strict=True):
+            signals.extend(lost_signals(source, output.contract, output.raw))
         signals.extend(self._finding_signal(finding) for finding in report.findings)
         return ProviderReport(tuple(signals), artifacts)
+
+    def _unevaluated(self, message: str, evidence_path: str) -> ReviewSignal:
+        """An output that cannot be evaluated: a warning, or a blocking signal under --strict-artifacts."""
+        signal = _system(message, evidence_path)
+        return replace(signal, severity=Severity.BLOCK) if self.strict_artifacts else signal
 
     def _finding_signal(self, finding: MergedFinding) -> ReviewSignal:
         lead = finding.lead
@@ -107,6 +113,19 @@ class ReviewerOutputs:
             message=message,
             evidence_path=lead.source,
         )
+
+
+def _read_output(context: EvidenceContext, artifact: str, max_bytes: int) -> bytes:
+    """A reviewer output's bytes: regular files only, at most one byte past the contract's size limit (the
+    parser rejects it as too large), so a FIFO or ``/dev/zero`` behind the name cannot stall the gate."""
+    path = context.path(artifact)
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ReviewGateError(f"{artifact}: not a regular file")
+        with path.open("rb") as handle:
+            return handle.read(max_bytes + 1)
+    except OSError as problem:
+        raise ReviewGateError(f"{artifact}: cannot read: {problem.strerror}") from None
 
 
 def _system(message: str, evidence_path: str) -> ReviewSignal:

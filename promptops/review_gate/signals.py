@@ -7,6 +7,7 @@ seed only says "inferred from agent"): see :func:`infer_role`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -76,6 +77,9 @@ class ReviewSignal:
     role: Role | None = None
     agent: str | None = None
     evidence_path: str | None = None
+    # What a reviewer output lost, for signals about it: the finding's severity as written, the parser's
+    # reason, the file it named (the review gate's reviewer-output rules). Absent for consensus signals.
+    detail: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if (self.origin is Origin.ROLE) != (self.role is not None):
@@ -88,7 +92,7 @@ class ReviewSignal:
         return self.severity is Severity.BLOCK
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind.value,
             "severity": self.severity.value,
             "origin": self.origin.value,
@@ -97,6 +101,9 @@ class ReviewSignal:
             "message": self.message,
             "evidence_path": self.evidence_path,
         }
+        if self.detail is not None:
+            out["detail"] = dict(self.detail)
+        return out
 
 
 def consensus_signals(record: ConsensusRecord, evidence_path: str) -> list[ReviewSignal]:

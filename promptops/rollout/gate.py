@@ -153,13 +153,18 @@ class GateResult:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False)
 
 
-def read_window(con: Any, plan: Plan, since: datetime | None) -> dict[str, ArmCounts]:
-    """Counts per arm of the plan's responses since ``since`` (the step's start), from the store."""
+def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | None = None) -> dict[str, ArmCounts]:
+    """Counts per arm of the plan's responses from ``since`` (the step's start) to ``until`` (the gate's now,
+    inclusive: a replay counts nothing logged after it), from the store; both naive UTC."""
     columns = ", ".join(f"count(*) FILTER (WHERE {column}) AS {metric}" for metric, column in _INDICATOR.items())
-    where = "contract = $contract AND rollout_id = $rollout" + (" AND ts >= $since" if since is not None else "")
+    where = "contract = $contract AND rollout_id = $rollout"
     parameters: dict[str, Any] = {"contract": plan.contract, "rollout": plan.rollout_id}
     if since is not None:
+        where += " AND ts >= $since"
         parameters["since"] = since
+    if until is not None:
+        where += " AND ts <= $until"
+        parameters["until"] = until
     rows = con.execute(
         f"SELECT arm, count(*) AS n, {columns}, min(ts), max(ts) FROM response_indicators WHERE {where} GROUP BY arm",
         parameters,
@@ -172,12 +177,14 @@ def read_window(con: Any, plan: Plan, since: datetime | None) -> dict[str, ArmCo
     return counts
 
 
-def candidate_incompatible(con: Any, plan: Plan) -> int:
-    """Candidate responses ever rejected for their version: a parser that is not ready for the candidate."""
+def candidate_incompatible(con: Any, plan: Plan, since: datetime | None = None, until: datetime | None = None) -> int:
+    """Candidate responses rejected for their version from ``since`` (the current candidate's chance: its
+    last resume or retarget) to ``until`` (naive UTC; None: unbounded): a parser not ready for the candidate."""
     row = con.execute(
         "SELECT count(*) FROM response_indicators WHERE contract = $contract AND rollout_id = $rollout "
-        "AND arm = 'candidate' AND incompatible_version",
-        {"contract": plan.contract, "rollout": plan.rollout_id},
+        "AND arm = 'candidate' AND incompatible_version AND ($since IS NULL OR ts >= $since) "
+        "AND ($until IS NULL OR ts <= $until)",
+        {"contract": plan.contract, "rollout": plan.rollout_id, "since": since, "until": until},
     ).fetchone()
     return int(row[0]) if row else 0
 

@@ -1,9 +1,14 @@
-"""Rollout plans: ``rollout/<contract>/<id>.yaml`` (DESIGN.md §1, §5).
+"""Rollout plans: ``rollout/<contract>/<id>.yaml``.
 
 A plan names the baseline and candidate versions, how traffic is assigned (unit, salt), the steps (weight,
 minimum responses, minimum duration) and the SLOs per metric; its ``history`` records every transition (who,
-when, verdict, reason) so each change is reviewable in git. Loading validates everything and names the key at
-fault; the history is appended by round-tripping the YAML, so comments and layout survive.
+when, verdict, reason) so each change is reviewable in git. Loading validates everything, range-checks every
+number and names the key at fault; the history is appended by round-tripping the YAML under the plans' lock
+(promptops.rollout.planfile), so comments and layout survive and concurrent writers all keep their entry.
+
+Transitions: ``promote`` moves one step on; ``rollback`` sends every unit to the baseline, keeping the step;
+``resume`` re-enables the same candidate at that step (its window starts afresh); ``retarget`` replaces the
+candidate with a new release and starts again from the first step (the parser stage).
 """
 
 from __future__ import annotations
@@ -11,9 +16,9 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,21 +27,26 @@ import yaml
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
-from promptops.errors import PromptopsError, VersionError
+from promptops.errors import VersionError
 from promptops.files import write_atomic
+from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text
 from promptops.versioning import PromptVersion, SchemaVersion
+
+__all__ = ["PlanError"]  # raised by every loader here; defined beside the file reader
 
 ROLLOUT_DIR = "rollout"
 UNITS = ("pr", "repo", "request")
 METRICS = ("dropped_finding", "incompatible_version", "coercion", "rejected", "all_findings_dropped")
 SEVERITIES = ("critical", "warning")
-ACTIONS = ("promote", "rollback")
-_DURATION = re.compile(r"(\d+)([smhdw])\Z")
+ACTIONS = ("promote", "rollback", "resume", "retarget")
+_DURATION = re.compile(r"(\d{1,12})([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-class PlanError(PromptopsError):
-    """A rollout plan that cannot be used, with the file and key at fault."""
+# Ranges of a plan's numbers: beyond them the statistics overflow or ask for more responses than exist.
+ALPHA_RANGE = (1e-6, 0.5)  # exclusive of 0.5
+RATE_MIN = 1e-6  # smallest SLO or margin: a zero-failure sample of ~14 million responses at alpha 1e-6
+MAX_MIN_RESPONSES = 10**9
+MAX_DURATION = timedelta(days=3660)  # ten years
+MAX_STEPS = 100
 
 
 @dataclass(frozen=True)
@@ -74,9 +84,11 @@ class Transition:
     verdict: str
     reason: str
     forced: bool = False
+    candidate: Arm | None = None  # retarget: the new candidate
+    previous: Arm | None = None  # retarget: the candidate it replaced
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "at": self.at.isoformat(),
             "by": self.by,
             "action": self.action,
@@ -86,6 +98,11 @@ class Transition:
             "reason": self.reason,
             "forced": self.forced,
         }
+        if self.candidate is not None:
+            out["candidate"] = self.candidate.to_dict()
+        if self.previous is not None:
+            out["previous_candidate"] = self.previous.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -122,6 +139,12 @@ class Plan:
         """When the current step began (the last transition), None before any."""
         return self.history[-1].at if self.history else None
 
+    @property
+    def attempt_started(self) -> datetime | None:
+        """When the current candidate got its current chance (the last resume or retarget), None if never:
+        what the candidate's responses did before is history, not evidence about the fixed candidate."""
+        return next((t.at for t in reversed(self.history) if t.action in ("resume", "retarget")), None)
+
 
 def plan_path(root: Path, contract: str, rollout_id: str) -> Path:
     return root / ROLLOUT_DIR / contract / f"{rollout_id}.yaml"
@@ -133,44 +156,51 @@ def load_plan(path: Path, source: str) -> Plan:
     return _Reader(data, source).plan(path.stem)
 
 
-def append_transition(path: Path, source: str, transition: Transition) -> Plan:
-    """Append ``transition`` to the plan's history, keeping the rest of the file as written; return the plan.
+def append_transition(path: Path, source: str, transition: Transition | Callable[[Plan], Transition]) -> Plan:
+    """Append a transition to the plan's history, keeping the rest of the file as written; return the plan.
 
-    The file is replaced atomically, so an interrupted write leaves the previous plan intact.
+    ``transition`` may be a function of the plan as it stands under the lock (what a concurrent writer
+    appended is seen, never overwritten); it may raise to refuse. The file is replaced atomically, so an
+    interrupted write leaves the previous plan intact.
     """
     from ruamel.yaml.error import YAMLError
 
-    round_trip = _yaml()
-    try:
-        data = round_trip.load(_text(path, source))
-    except YAMLError as problem:
-        raise PlanError(f"{source}: invalid YAML: {getattr(problem, 'problem', None) or problem}") from None
-    history = data.get("history")
-    if history is None:
-        history = data["history"] = []
-    history.append(
-        {
-            "at": transition.at.isoformat(),
-            "by": transition.by,
-            "action": transition.action,
-            "from_step": transition.from_step,
-            "to_step": transition.to_step,
-            "verdict": transition.verdict,
-            "reason": transition.reason,
-            **({"forced": True} if transition.forced else {}),
-        }
-    )
-    buffer = io.StringIO()
-    round_trip.dump(data, buffer)
-    write_atomic(path, buffer.getvalue().encode("utf-8"))
-    return load_plan(path, source)
+    with plan_lock(path, source):
+        current = load_plan(path, source)
+        chosen = transition(current) if callable(transition) else transition
+        round_trip = _yaml()
+        try:
+            data = round_trip.load(read_plan_text(path, source))
+        except YAMLError as problem:
+            raise PlanError(f"{source}: invalid YAML: {getattr(problem, 'problem', None) or problem}") from None
+        history = data.get("history")
+        if history is None:
+            history = data["history"] = []
+        entry = chosen.to_dict()
+        if not chosen.forced:
+            del entry["forced"]
+        if chosen.candidate is not None:
+            data["candidate"] = chosen.candidate.to_dict()  # the plan names the candidate it now serves
+        history.append(entry)
+        buffer = io.StringIO()
+        round_trip.dump(data, buffer)
+        write_atomic(path, buffer.getvalue().encode("utf-8"), mode=0o644)
+        return load_plan(path, source)
 
 
 def parse_duration(text: str) -> timedelta:
     match = _DURATION.match(text.strip()) if isinstance(text, str) else None
     if match is None:
-        raise ValueError(f"{text!r} is not a duration such as 30m, 24h or 14d")
-    return timedelta(seconds=int(match[1]) * _SECONDS[match[2]])
+        raise ValueError(f"{_short(text)} is not a duration such as 30m, 24h or 14d")
+    seconds = int(match[1]) * _SECONDS[match[2]]
+    if seconds > MAX_DURATION.total_seconds():
+        raise ValueError(f"{_short(text)} is longer than {MAX_DURATION.days} days")
+    return timedelta(seconds=seconds)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _yaml() -> YAML:
@@ -195,23 +225,21 @@ class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoa
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
 
-def _text(path: Path, source: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PlanError(f"{source}: no such rollout plan") from None
-    except OSError as problem:
-        raise PlanError(f"{source}: cannot read: {problem.strerror}") from None
-
-
 def _read(path: Path, source: str) -> Any:
-    text = _text(path, source)
+    text = read_plan_text(path, source)
     try:
         data = yaml.load(text, Loader=_Loader)
+    except yaml.reader.ReaderError as problem:  # a control character: the reader knows its offset only
+        line = text.count("\n", 0, problem.position) + 1
+        raise PlanError(f"{source}: line {line}: invalid YAML: control character {problem.character!r}") from None
     except yaml.YAMLError as problem:
         mark = getattr(problem, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise PlanError(f"{source}: {where}invalid YAML: {getattr(problem, 'problem', None) or problem}") from None
+        what = str(getattr(problem, "problem", None) or problem).splitlines()[0]
+        raise PlanError(f"{source}: {where}invalid YAML: {what}") from None
+    except (ValueError, OverflowError, RecursionError) as problem:  # e.g. an integer of 5,000 digits
+        first = str(problem).splitlines()[0] if str(problem) else type(problem).__name__
+        raise PlanError(f"{source}: a value cannot be read: {first[:120]}") from None
     if not isinstance(data, Mapping):
         raise PlanError(f"{source}: a rollout plan is a YAML mapping")
     return data
@@ -254,7 +282,7 @@ class _Reader:
         unit = self._string("unit")
         if unit not in UNITS:
             raise self.fail("unit", f"must be one of {', '.join(UNITS)}")
-        alpha = self._number("alpha", self._data.get("alpha", 0.05), 0.0, 0.5, exclusive=True)
+        alpha = self._number("alpha", self._data.get("alpha", 0.05), *ALPHA_RANGE, exclusive_high=True)
         legacy = self._data.get("legacy_window", "14d")
         try:
             legacy_window = parse_duration(legacy)
@@ -279,14 +307,21 @@ class _Reader:
         value = self._data.get(key)
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, "required, a non-empty string")
+        if len(value) > 200:
+            raise self.fail(key, "longer than 200 characters")
         return value
 
-    def _number(self, key: str, value: Any, low: float, high: float, *, exclusive: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    def _number(self, key: str, value: Any, low: float, high: float, *, exclusive_high: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(key, "must be a number")
-        if value < low or value > high or (exclusive and value in (low, high)):
-            raise self.fail(key, f"must be between {low} and {high}")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer too large for a float
+            number = math.inf
+        if not math.isfinite(number) or number < low or number > high or (exclusive_high and number == high):
+            upper = f"up to, not including, {high:g}" if exclusive_high else f"to {high:g}"
+            raise self.fail(key, f"must be a number from {low:g} {upper}")
+        return number
 
     def _arm(self, key: str) -> Arm:
         value = self._data.get(key)
@@ -309,6 +344,8 @@ class _Reader:
         raw = self._data.get("steps")
         if not isinstance(raw, list) or not raw:
             raise self.fail("steps", "required, a non-empty list")
+        if len(raw) > MAX_STEPS:
+            raise self.fail("steps", f"at most {MAX_STEPS} steps")
         steps: list[Step] = []
         for index, item in enumerate(raw):
             key = f"steps[{index}]"
@@ -322,12 +359,14 @@ class _Reader:
             if steps and weight < steps[-1].weight:
                 raise self.fail(f"{key}.weight", "weights never decrease: a unit in a slice stays in it")
             minimum = item.get("min_responses", 0)
-            if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
-                raise self.fail(f"{key}.min_responses", "must be a whole number >= 0")
+            if isinstance(minimum, bool) or not isinstance(minimum, int) or not 0 <= minimum <= MAX_MIN_RESPONSES:
+                raise self.fail(f"{key}.min_responses", f"must be a whole number from 0 to {MAX_MIN_RESPONSES:,}")
             try:
                 duration = parse_duration(item.get("min_duration", "0s"))
             except ValueError as problem:
                 raise self.fail(f"{key}.min_duration", str(problem)) from None
+            if not isinstance(name, str | int) or len(str(name)) > 100:
+                raise self.fail(f"{key}.name", "must be a short string")
             steps.append(Step(str(name), weight, minimum, duration))
         return tuple(steps)
 
@@ -345,10 +384,10 @@ class _Reader:
             extra = [str(k) for k in spec if k not in ("slo", "margin", "severity")]
             if extra:
                 raise self.fail(f"{key}.{extra[0]}", "unknown key")
-            slo = self._number(f"{key}.slo", spec.get("slo"), 0.0, 1.0, exclusive=True)
+            slo = self._number(f"{key}.slo", spec.get("slo"), RATE_MIN, 1.0, exclusive_high=True)
             margin = spec.get("margin")
             if margin is not None:
-                margin = self._number(f"{key}.margin", margin, 0.0, 1.0, exclusive=True)
+                margin = self._number(f"{key}.margin", margin, RATE_MIN, 1.0, exclusive_high=True)
             severity = spec.get("severity", "critical")
             if severity not in SEVERITIES:
                 raise self.fail(f"{key}.severity", f"must be one of {', '.join(SEVERITIES)}")
@@ -362,22 +401,43 @@ class _Reader:
         transitions: list[Transition] = []
         for index, item in enumerate(raw):
             key = f"history[{index}]"
+            if not isinstance(item, Mapping):
+                raise self.fail(key, "must be a mapping")
             try:
-                at = datetime.fromisoformat(str(item["at"]))
-                to_step = int(item["to_step"])
+                at = item["at"] if isinstance(item["at"], datetime) else datetime.fromisoformat(str(item["at"]))
+                if at.tzinfo is None:
+                    at = at.replace(tzinfo=UTC)  # the history is written in UTC
+                steps_moved = [item["from_step"], item["to_step"]]
+                if any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < steps for s in steps_moved):
+                    raise ValueError(f"from_step and to_step are step indexes, 0 to {steps - 1}")
+                action = str(item["action"])
+                if action not in ACTIONS:
+                    raise ValueError(f"action must be one of {', '.join(ACTIONS)}")
                 transition = Transition(
                     at=at,
                     by=str(item["by"]),
-                    action=str(item["action"]),
-                    from_step=int(item["from_step"]),
-                    to_step=to_step,
+                    action=action,
+                    from_step=steps_moved[0],
+                    to_step=steps_moved[1],
                     verdict=str(item["verdict"]),
                     reason=str(item["reason"]),
                     forced=bool(item.get("forced", False)),
+                    candidate=self._history_arm(item, "candidate", key) if action == "retarget" else None,
+                    previous=self._history_arm(item, "previous_candidate", key) if action == "retarget" else None,
                 )
-            except (KeyError, TypeError, ValueError) as problem:
-                raise self.fail(key, f"malformed transition ({problem})") from None
-            if transition.action not in ACTIONS or not 0 <= to_step < steps:
-                raise self.fail(key, f"action must be {' or '.join(ACTIONS)} and to_step a step index")
+            except (KeyError, TypeError, ValueError, OverflowError) as problem:
+                raise self.fail(key, f"malformed transition ({str(problem)[:120]})") from None
             transitions.append(transition)
         return tuple(transitions)
+
+    def _history_arm(self, item: Mapping[str, Any], name: str, key: str) -> Arm:
+        value = item.get(name)
+        if not isinstance(value, Mapping):
+            raise ValueError(f"a retarget records {name} (prompt_version and schema_version)")
+        try:
+            return Arm(
+                PromptVersion.parse(str(value.get("prompt_version"))),
+                SchemaVersion.parse(str(value.get("schema_version"))),
+            )
+        except VersionError as problem:
+            raise ValueError(f"{name}: {problem}") from None

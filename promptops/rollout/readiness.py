@@ -11,6 +11,7 @@ the issue of readiness is decided; later steps re-check the lock, the floor and 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,18 @@ from promptops.versioning import schema_accepted
 
 
 def parser_readiness(
-    root: Path, plan: Plan, contract: Contract, con: Any | None, *, schema_class: bool = True
+    root: Path,
+    plan: Plan,
+    contract: Contract,
+    con: Any | None,
+    *,
+    schema_class: bool = True,
+    until: datetime | None = None,
 ) -> Readiness:
     """Check readiness; ``con`` is the store's connection (None when there is no store yet).
 
     ``schema_class``: also classify the baseline-to-candidate schema change with the compatibility checker.
+    ``until``: only responses logged up to then count (naive UTC; a replay with ``--now``).
     """
     from promptops.release.lock import load_lock  # releases are only read when a gate runs
 
@@ -52,7 +60,9 @@ def parser_readiness(
     if schema_class and not problems and plan.candidate.schema_version != plan.baseline.schema_version:
         problems += _schema_class_problems(contract, plan)
     if con is not None:
-        rejected = candidate_incompatible(con, plan)
+        attempt = plan.attempt_started
+        since = None if attempt is None else attempt.astimezone(UTC).replace(tzinfo=None)
+        rejected = candidate_incompatible(con, plan, since, until)
         if rejected:
             problems.append(f"{rejected:,} candidate responses were rejected as incompatible versions")
     return Readiness(not problems, tuple(problems))

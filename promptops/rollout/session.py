@@ -14,7 +14,7 @@ from typing import Any
 from promptops.contract import Contract
 from promptops.errors import PromptopsError
 from promptops.rollout.gate import GateResult, Purpose, Verdict, evaluate, read_window
-from promptops.rollout.plan import Plan, Transition, append_transition
+from promptops.rollout.plan import Arm, Plan, Transition, append_transition
 from promptops.rollout.readiness import parser_readiness
 
 
@@ -50,9 +50,10 @@ def run_gate(
     strict_artifacts: bool = False,
 ) -> GateResult:
     """Judge the plan's current step from the store (``con``; None: no responses stored anywhere yet)."""
-    readiness = parser_readiness(root, plan, contract, con, schema_class=plan.step == 0)
+    until = store_time(now)  # a replay: nothing logged after ``now`` counts
+    readiness = parser_readiness(root, plan, contract, con, schema_class=plan.step == 0, until=until)
     since = plan.step_started
-    counts = {} if con is None else read_window(con, plan, _store_time(since) if since is not None else None)
+    counts = {} if con is None else read_window(con, plan, store_time(since) if since is not None else None, until)
     return evaluate(
         plan, counts, readiness, now, purpose, strict_warnings=strict_warnings, strict_artifacts=strict_artifacts
     )
@@ -64,7 +65,15 @@ def promote(
     """Move the plan one step on (or re-enable a rolled-back step) when ``result`` allows it.
 
     ``force_reason`` overrides a refusal; the override is recorded with the gate's verdict and the reason.
+    ``result`` was judged on ``plan``; if another writer changed the plan's history meanwhile, the promotion
+    is refused (run the gate again) rather than applied to a plan the gate never saw.
     """
+    if plan.rolled_back and force_reason is None:
+        raise RolloutRefused(
+            f"{plan.source}: rolled back at step {plan.step}: re-enable the candidate with `rollout resume` "
+            "once the cause is fixed, or point the rollout at a new candidate with `rollout retarget`",
+            result,
+        )
     if plan.step == len(plan.steps) - 1 and not plan.rolled_back:
         raise RolloutRefused(f"{plan.source}: already at the last step ({plan.steps[-1].name})", result)
     allowed = result.verdict in (Verdict.PASSED, Verdict.PASSED_WITH_WARNINGS)
@@ -82,15 +91,82 @@ def promote(
         reason=reason,
         forced=not allowed,
     )
-    return append_transition(path, plan.source, transition)
+
+    def unchanged(current: Plan) -> Transition:
+        if current.history != plan.history:
+            raise RolloutRefused(f"{plan.source}: the plan changed while the gate ran; run the promotion again")
+        return transition
+
+    return append_transition(path, plan.source, unchanged)
 
 
 def rollback(path: Path, plan: Plan, *, by: str, now: datetime, reason: str) -> Plan:
     """Send every unit back to the baseline (the candidate's weight becomes 0), keeping the step."""
     if not reason.strip():
         raise PromptopsError("a rollback needs a reason")
-    transition = Transition(now, by, "rollback", plan.step, plan.step, "RolledBack", reason)
-    return append_transition(path, plan.source, transition)
+    return append_transition(
+        path,
+        plan.source,
+        lambda current: Transition(now, by, "rollback", current.step, current.step, "RolledBack", reason),
+    )
+
+
+def resume(path: Path, plan: Plan, *, by: str, now: datetime, reason: str) -> Plan:
+    """Re-enable the same candidate at the step it was rolled back from, once the cause is fixed.
+
+    No gate is needed: the step's window starts afresh at the resume, and the step's gate must pass on the
+    new responses before the next promotion. Candidate responses rejected for their version before the
+    resume no longer count against the parser's readiness.
+    """
+    if not reason.strip():
+        raise PromptopsError("a resume needs a reason: say what was fixed")
+
+    def make(current: Plan) -> Transition:
+        if not current.rolled_back:
+            raise RolloutRefused(f"{current.source}: not rolled back (step {current.step}): nothing to resume")
+        return Transition(now, by, "resume", current.step, current.step, "Resumed", reason)
+
+    return append_transition(path, plan.source, make)
+
+
+def retarget(path: Path, plan: Plan, candidate: Arm, *, by: str, now: datetime, reason: str) -> Plan:
+    """Point a rolled-back rollout at a new candidate release; it starts again from the first step.
+
+    The plan's ``candidate`` is rewritten and the history records the old and new candidates. The first step
+    (the parser stage) checks that the new release is locked and readable before it gets any traffic.
+    """
+    if not reason.strip():
+        raise PromptopsError("a retarget needs a reason")
+
+    def make(current: Plan) -> Transition:
+        if not current.rolled_back:
+            raise RolloutRefused(
+                f"{current.source}: not rolled back (step {current.step}): roll back before changing the candidate"
+            )
+        if candidate == current.candidate:
+            raise RolloutRefused(
+                f"{current.source}: the candidate is already prompt {candidate.prompt_version} "
+                f"(schema {candidate.schema_version}): use `rollout resume` to re-enable it"
+            )
+        if candidate == current.baseline:
+            raise RolloutRefused(f"{current.source}: prompt {candidate.prompt_version} is the baseline")
+        return Transition(
+            now, by, "retarget", current.step, 0, "Retargeted", reason, candidate=candidate, previous=current.candidate
+        )
+
+    return append_transition(path, plan.source, make)
+
+
+def current_gate(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime) -> GateResult:
+    """The gate a reader of the rollout needs (status and the dashboard show the same one).
+
+    After a rollback the step's window restarts empty; what matters is the gate that held it: the step as
+    it stood, judged at the moment of the rollback (or at ``now`` for a replay before it).
+    """
+    if not plan.rolled_back:
+        return run_gate(root, plan, contract, con, now, Purpose.MONITOR)
+    held_at = min(plan.history[-1].at, now)
+    return run_gate(root, replace(plan, history=plan.history[:-1]), contract, con, held_at, Purpose.MONITOR)
 
 
 @dataclass(frozen=True)
@@ -122,7 +198,7 @@ class Status:
 def status(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime) -> Status:
     from promptops.rollout.sizing import plan_needs  # the gate itself never needs the sample-size tables
 
-    result = run_gate(root, plan, contract, con, now, Purpose.MONITOR)
+    result = current_gate(root, plan, contract, con, now)
     need = plan_needs(plan)[plan.step]
     have = result.window.get("responses", {})
     needed = {
@@ -132,6 +208,8 @@ def status(root: Path, plan: Plan, contract: Contract, con: Any | None, now: dat
     step = plan.steps[plan.step]
     started = plan.step_started
     left = 0.0 if started is None else max(0.0, (step.min_duration - (now - started)).total_seconds())
+    if plan.rolled_back:  # nothing accrues while rolled back: the next move is a resume or a retarget
+        needed, left = {"candidate": 0, "baseline": 0}, 0.0
     return Status(plan, result, needed, left, _legacy_note(plan, con, now))
 
 
@@ -142,8 +220,9 @@ def _legacy_note(plan: Plan, con: Any | None, now: datetime) -> str | None:
     quiet_since = plan.step_started
     if con is not None:
         row = con.execute(
-            "SELECT max(ts) FROM responses WHERE contract = $c AND rollout_id = $r AND arm = 'baseline'",
-            {"c": plan.contract, "r": plan.rollout_id},
+            "SELECT max(ts) FROM responses WHERE contract = $c AND rollout_id = $r AND arm = 'baseline' "
+            "AND ts <= $until",
+            {"c": plan.contract, "r": plan.rollout_id, "until": store_time(now)},
         ).fetchone()
         last_baseline = row[0] if row else None
         if last_baseline is not None:
@@ -158,6 +237,6 @@ def _legacy_note(plan: Plan, con: Any | None, now: datetime) -> str | None:
     )
 
 
-def _store_time(moment: datetime) -> datetime:
+def store_time(moment: datetime) -> datetime:
     """The store keeps UTC times without an offset."""
     return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment

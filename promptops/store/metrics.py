@@ -53,6 +53,7 @@ class RatesQuery:
     contract: str
     by: tuple[str, ...] = ()
     since: datetime | None = None  # UTC, naive
+    until: datetime | None = None  # UTC, naive, inclusive: a replay as of this time sees nothing later
     rollout_id: str | None = None
     top: int = 5
 
@@ -217,6 +218,9 @@ def _filters(query: RatesQuery) -> tuple[str, dict[str, Any]]:
     if query.since is not None:
         clauses.append("ts >= $since")
         params["since"] = query.since
+    if query.until is not None:
+        clauses.append("ts <= $until")
+        params["until"] = query.until
     if query.rollout_id is not None:
         clauses.append("rollout_id = $rollout")
         params["rollout"] = query.rollout_id

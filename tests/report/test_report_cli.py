@@ -111,7 +111,9 @@ def test_a_longer_rollout_is_bucketed_by_day(cli: Cli, report_project: Path) -> 
         "--start", (T0 + timedelta(days=2)).isoformat(), "--hours", "96", "--seed", "2", "--out", str(log),
     )  # fmt: skip
     run(report_project, "ingest", str(log), "--store", str(report_project / STORE))
-    _report(cli, report_project)
+    _report(cli, report_project)  # as of NOW, the later responses do not exist yet: hourly buckets
+    assert _summary(report_project)["rollouts"][0]["bucket"] == "hour"
+    _report(cli, report_project, "--now", (T0 + timedelta(days=7)).isoformat())
     rollout = _summary(report_project)["rollouts"][0]
     assert rollout["bucket"] == "day"
     starts = [p["start"] for p in rollout["series"][0]["arms"]["baseline"]]
@@ -263,7 +265,7 @@ def _remove_released_schema(root: Path) -> None:
 @pytest.mark.parametrize(
     ("damage", "args", "message"),
     [
-        (_break_plan, (), "rollout/review-result/review-1.1.yaml: alpha: must be between 0.0 and 0.5"),
+        (_break_plan, (), "rollout/review-result/review-1.1.yaml: alpha: must be a number from 1e-06 up to, not"),
         (_misplace_plan, (), "review-1.1.yaml: contract: is 'agent-output' but the plan is under rollout/"),
         (_corrupt_store, (), "diagnostics.duckdb"),
         (_break_lock, (), "versions/review-result/releases.yaml"),

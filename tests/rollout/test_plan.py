@@ -26,9 +26,9 @@ def test_valid_plan(tmp_path: Path) -> None:
 BROKEN = [
     ("unit: pr", "unit: team", "unit: must be one of pr, repo, request"),
     ("salt: review-1.1", "salt: ''", "salt: required, a non-empty string"),
-    ("alpha: 0.05", "alpha: 0.5", "alpha: must be between 0.0 and 0.5"),
+    ("alpha: 0.05", "alpha: 0.5", "alpha: must be a number from 1e-06 up to, not including, 0.5"),
     ("weight: 0.25,", "weight: 0.01,", "steps[2].weight: weights never decrease"),
-    ("weight: 0.25,", "weight: 1.5,", "steps[2].weight: must be between 0.0 and 1.0"),
+    ("weight: 0.25,", "weight: 1.5,", "steps[2].weight: must be a number from 0 to 1"),
     (
         "min_duration: 24h}\n  - {name: ramp",
         "min_duration: 1 day}\n  - {name: ramp",
@@ -36,7 +36,11 @@ BROKEN = [
     ),
     ("min_responses: 300", "min_responses: -1", "steps[1].min_responses: must be a whole number"),
     ("coercion: {slo: 0.2", "coerced: {slo: 0.2", "slos.coerced: unknown metric"),
-    ("slo: 0.02, margin", "slo: 2, margin", "slos.dropped_finding.slo: must be between 0.0 and 1.0"),
+    (
+        "slo: 0.02, margin",
+        "slo: 2, margin",
+        "slos.dropped_finding.slo: must be a number from 1e-06 up to, not including, 1",
+    ),
     ("severity: warning", "severity: minor", "slos.coercion.severity: must be one of critical, warning"),
     ('prompt_version: "1.1.0"', 'prompt_version: "one"', "candidate.prompt_version: prompt version 'one'"),
     ("rollout: review-1.1", "rollout: review-2", "rollout: is 'review-2' but the file is review-1.1.yaml"),

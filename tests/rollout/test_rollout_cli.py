@@ -102,7 +102,9 @@ def test_a_good_candidate_goes_from_parser_stage_to_full_traffic(rollout: Rollou
     assert rollout.gate(early, "--strict-warnings")[0] == 1
     code, result, _ = rollout.gate(early, "--purpose", "promote")
     assert (code, result["verdict"]) == (2, "Escalate")
-    assert result["sentence"].startswith("Hold: step canary has run 12.0h of its 1.0d")
+    # A replay at 12h counts only the responses logged by then: the canary lacks both responses and time.
+    assert result["sentence"].startswith("Hold: the candidate has 498 of the 500 responses step canary needs")
+    assert 9_000 < sum(result["window"]["responses"].values()) < 10_500
 
     day2 = T0 + timedelta(hours=31)
     code, result, _ = rollout.gate(day2, "--purpose", "promote")
@@ -236,5 +238,8 @@ def test_broken_plans_and_stores_exit_3_with_one_line(rollout: Rollout) -> None:
     plan.write_text(plan.read_text(encoding="utf-8").replace("alpha: 0.05", "alpha: 5"), encoding="utf-8")
     code, _, err = rollout.gate(T0)
     assert code == 3
-    assert err == "promptops: error: rollout/review-result/review-1.1.yaml: alpha: must be between 0.0 and 0.5\n"
+    assert err == (
+        "promptops: error: rollout/review-result/review-1.1.yaml: alpha: must be a number from 1e-06 up to, "
+        "not including, 0.5\n"
+    )
     assert rollout.gate(T0, "--step", "7")[0] == 3
