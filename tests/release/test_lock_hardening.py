@@ -74,9 +74,7 @@ def test_verify_still_passes_a_contract_that_was_never_released(released: Path, 
 
 
 def test_cut_refuses_an_impossible_date(unreleased: Path, cli: Cli) -> None:
-    code, _, err = cli(
-        unreleased, "release", "cut", "--contract", "review-result", "--date", "2026-02-30T25:61:61Z"
-    )
+    code, _, err = cli(unreleased, "release", "cut", "--contract", "review-result", "--date", "2026-02-30T25:61:61Z")
     assert code == 3 and "'2026-02-30T25:61:61Z' is not a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists" in err
     _one_line(err)
     assert not (unreleased / LOCK).exists()

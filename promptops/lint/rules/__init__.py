@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from promptops.lint.model import Finding, Level, LintContext, Rule
 from promptops.lint.rules.contract import EnumSets, OptionalFields, PinnedVersions, RequiredFields
 from promptops.lint.rules.instructions import ChangedFilesOnly, OmitUncertain, StrictJson
-from promptops.lint.rules.release import ReleasedArtifactModified
+from promptops.lint.rules.release import NoHeadTemplate, ReleasedArtifactModified
 from promptops.lint.rules.template import EncodingDamage, TemplateUnreadable, UndefinedVariable
 from promptops.lint.subject import ALL_KINDS, Subject
 
@@ -51,6 +51,7 @@ RULES: tuple[Rule, ...] = (
     UndefinedVariable(),
     ReleasedArtifactModified(),
     EncodingDamage(),
+    NoHeadTemplate(),
     UnusedSuppression(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
