@@ -284,7 +284,7 @@ def test_release_lock_hook_checks_the_released_schema(project: Path) -> None:
 def test_explain_and_list_rules(cli: Cli) -> None:
     code, out, _ = cli(REPO, "lint", "--explain", "po004")
     assert code == 0
-    assert out.startswith("PO004 enum-sets [error]\n\nAn enum set is not restated")
+    assert out.startswith("PO004 enum-sets [error]\n\nAn enum set is not stated")
     assert "Fails::" in out
     code, out, _ = cli(REPO, "lint", "--list-rules", "--format", "json")
     assert [r["code"] for r in json.loads(out)][-1] == "PO900"

@@ -103,7 +103,7 @@ def lint(
         findings += found
         suppressed += hidden
     scope = _contracts_in_scope(run, targets, files)
-    headless = _check_heads(run, names if whole else scope)
+    headless = _check_heads(run, names if whole else _contracts_named(root, targets, names))
     rels += [f.file for f in headless if f.file not in rels]
     findings += headless
     locked = _check_locks(run, scope)
@@ -140,6 +140,21 @@ def _check_locks(run: _Run, contracts: Sequence[str]) -> list[Finding]:
         if lock is not None and lock.exists:
             out += rule.check_lock(run.root, lock, lambda rel: run.config.enabled(rule.code, rel))
     return out
+
+
+def _contracts_named(root: Path, targets: Sequence[Path], names: Sequence[str]) -> list[str]:
+    """Contracts one of whose own files (not a prompt snapshot) or whose directory was named."""
+    out: dict[str, None] = {}
+    for given in targets:
+        path = (given if given.is_absolute() else root / given).resolve()
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            continue
+        in_contract = len(parts) >= 2 and parts[0] == VERSIONS_DIR and parts[1] in names
+        if in_contract and not path.name.endswith(TEMPLATE_SUFFIXES) and "prompts" not in parts[2:3]:
+            out[parts[1]] = None
+    return list(out)
 
 
 def _check_heads(run: _Run, contracts: Sequence[str]) -> list[Finding]:

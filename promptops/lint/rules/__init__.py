@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from promptops.lint.model import Finding, Level, LintContext, Rule
-from promptops.lint.rules.contract import EnumSets, OptionalFields, PinnedVersions, RequiredFields
+from promptops.lint.rules.contract import PinnedVersions
+from promptops.lint.rules.fields import EnumSets, OptionalFields, RequiredFields
 from promptops.lint.rules.instructions import ChangedFilesOnly, OmitUncertain, StrictJson
 from promptops.lint.rules.release import NoHeadTemplate, ReleasedArtifactModified
 from promptops.lint.rules.template import EncodingDamage, TemplateUnreadable, UndefinedVariable

@@ -74,13 +74,19 @@ _DOUBT = re.compile(
     r"can(?:not|'t) (?:verify|confirm)|speculative|fabricat\w*|invent\w*|guess\w*|ma(?:k|d)e up)\b",
     re.IGNORECASE,
 )
-_FINDING = re.compile(r"\b(findings?|issues?|problems?)\b", re.IGNORECASE)
+# What a reviewer reports, in the words templates use for it (a contract's items may be "vulnerabilities").
+_FINDING = re.compile(
+    r"\b(findings?|issues?|problems?|vulnerabilit(?:y|ies)|bugs?|defects?|flaws?|weakness(?:es)?|risks?|"
+    r"concerns?|comments?|results?|items?)\b",
+    re.IGNORECASE,
+)
 
 
 class OmitUncertain(Rule):
     """No instruction to omit invalid or uncertain findings rather than fabricate them.
 
-    The rendered prompt needs one sentence that names findings (or issues, problems), says to omit them
+    The rendered prompt needs one sentence that names findings (or issues, problems, vulnerabilities, bugs,
+    defects...), says to omit them
     (omit, leave out, skip, do not report...) and says when or instead of what (uncertain, invalid, not
     sure, rather than fabricating, guessing...). The parser drops an invalid finding; a fabricated one that
     happens to validate is worse.
