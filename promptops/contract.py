@@ -260,10 +260,10 @@ def _read_yaml(path: Path, rel: str) -> Mapping[str, Any]:
 
 def _read_json(path: Path, rel: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ContractError(rel, f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ContractError(rel, "not UTF-8 text") from None
+        return json.loads(strict_yaml.read_text(path))
+    except strict_yaml.YamlProblem as exc:
+        raise ContractError(rel, str(exc)) from None
+    except RecursionError:
+        raise ContractError(rel, "invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ContractError(rel, f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None

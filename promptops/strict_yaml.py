@@ -1,5 +1,5 @@
-"""Reading the project's hand-kept YAML files (``contract.yaml``, ``releases.yaml``): bounded, regular files
-only, and duplicate mapping keys refused.
+"""Reading the project's hand-kept files (``contract.yaml``, ``releases.yaml``, schemas, ``pyproject.toml``):
+bounded, regular files only, and for YAML, duplicate mapping keys refused.
 
 PyYAML keeps the last of two equal keys without a word, so a lock or contract with a key written twice would
 silently mean something other than what its first reader sees. Every problem is a ``(line, message)`` the
@@ -57,18 +57,18 @@ def _timestamp_as_text(loader: StrictLoader, node: yaml.ScalarNode) -> str:
 StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 
 
-def read_text(path: Path, limit: int = MAX_BYTES) -> str:
-    """The UTF-8 text of the regular file ``path``, at most ``limit`` bytes; YamlProblem otherwise.
+def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; YamlProblem otherwise.
 
-    Opened without following a final symlink to a device: the file is checked on the open descriptor, so a
-    FIFO, ``/dev/zero`` or a directory is refused before a byte is read.
+    The file is checked on the open descriptor (opened non-blocking), so a FIFO, ``/dev/zero`` or a
+    directory, directly or through a symlink, is refused before a byte is read.
     """
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except IsADirectoryError:
         raise YamlProblem("is a directory, not a file") from None
-    except OSError as exc:
-        raise YamlProblem(f"cannot read: {exc.strerror}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        raise YamlProblem(f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         mode = os.fstat(descriptor).st_mode
         if stat.S_ISDIR(mode):
@@ -83,6 +83,12 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str:
         os.close(descriptor)
     if len(data) > limit:
         raise YamlProblem(f"larger than {limit // (1024 * 1024)} MiB")
+    return data
+
+
+def read_text(path: Path, limit: int = MAX_BYTES) -> str:
+    """``read_bytes`` decoded as UTF-8; YamlProblem naming the line of the first undecodable byte."""
+    data = read_bytes(path, limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -97,7 +103,11 @@ def parse(text: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise YamlProblem(f"invalid YAML: {problem}", mark.line + 1 if mark is not None else None) from None
+        line = mark.line + 1 if mark is not None else None
+        if isinstance(exc, yaml.reader.ReaderError):  # a control character: no mark, but its position
+            problem = f"unacceptable character #x{exc.character:04x}: control characters are not allowed"
+            line = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise YamlProblem(f"invalid YAML: {problem}", line) from None
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a timestamp such as 2026-02-30
         raise YamlProblem(f"invalid YAML: {type(exc).__name__}: {exc}") from None
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import click
 
-from promptops import __version__
+from promptops import __version__, strict_yaml
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import list_contracts
@@ -258,7 +258,10 @@ def _locks(project: Project, contract_name: str | None, *, every: bool = False) 
 
 def _lint_config(project: Project) -> LintConfig:
     path = project.root / CONFIG_FILE
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    try:
+        text = strict_yaml.read_text(path) if path.is_file() else ""
+    except strict_yaml.YamlProblem as exc:
+        raise PromptopsError(f"{CONFIG_FILE}: {exc}") from None
     return parse_config(text, CONFIG_FILE, RULES_BY_CODE, UNSUPPRESSIBLE)
 
 

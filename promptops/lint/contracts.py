@@ -71,8 +71,8 @@ def _key(root: Path, name: str) -> list[str] | None:
     schemas = directory / "schemas"
     files = [directory / CONTRACT_FILE, *(sorted(schemas.glob("*.json")) if schemas.is_dir() else [])]
     try:
-        return [f"{path.name}:{hashlib.sha256(path.read_bytes()).hexdigest()}" for path in files]
-    except OSError:
+        return [f"{path.name}:{hashlib.sha256(strict_yaml.read_bytes(path)).hexdigest()}" for path in files]
+    except strict_yaml.YamlProblem:
         return None
 
 

@@ -120,3 +120,30 @@ def test_contract_yaml_must_be_a_bounded_regular_file(released: Path, cli: Cli, 
 def test_cut_writes_a_lock_that_loads(unreleased: Path, cli: Cli) -> None:
     assert cut(cli, unreleased)[0] == 0
     assert cli(unreleased, "release", "verify")[0] == 0
+
+
+def test_a_schema_replaced_by_a_device_is_refused(released: Path, cli: Cli) -> None:
+    """Found by the bad-input fuzz: a schema symlinked to /dev/zero was read without bound (MemoryError)."""
+    schema = released / "versions/review-result/schemas/1.1.json"
+    schema.unlink()
+    schema.symlink_to("/dev/zero")
+    for command in (("release", "check", "--contract", "review-result"), ("lint",)):
+        code, _, err = cli(released, *command)
+        assert code == 3, command
+        _one_line(err)
+        assert "versions/review-result/schemas/1.1.json: not a regular file" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("lint", "\x00"), "a path cannot contain a NUL byte"),
+        (("lint", "--config", "/dev/zero"), "/dev/zero: not a regular file"),
+        (("lint", "--output", "a\x00b"), "a path cannot contain a NUL byte"),
+    ],
+)
+def test_lint_flags_that_name_impossible_files(released: Path, cli: Cli, args: tuple[str, ...], message: str) -> None:
+    """Found by the bad-input fuzz: a NUL byte in a path was an internal error, a device as --config hung."""
+    code, _, err = cli(released, *args)
+    assert code == 3 and message in err
+    _one_line(err)
