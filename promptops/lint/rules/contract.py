@@ -31,10 +31,10 @@ class PinnedVersions(Rule):
     """The prompt_version and schema_version pins are missing, malformed, or do not match the contract.
 
     A template pins both versions once, at the top level, as string literals; the rendered prompt must
-    contain each literal the model has to write back (seed 000 §7.3 rule 1), that is, each version the
-    contract's output declares (``versions.schema_field``, ``versions.prompt_field``). A contract whose
-    output declares no versions gets them from the request (the caller passes the pins to the parser), so
-    its prompt need not show them. The schema version needs a schema file
+    contain each literal the model has to write back (as the ReviewResult contract's prompt rules require),
+    that is, each version the contract's output declares (``versions.schema_field``,
+    ``versions.prompt_field``). A contract whose output declares no versions gets them from the request
+    (the caller passes the pins to the parser), so its prompt need not show them. The schema version needs a schema file
     (``versions/<contract>/schemas/X.Y.json``), and the contract's default parser must accept what the
     prompt makes the model write: the prompt version exactly as ``policy.prompt_version`` (any patch of it
     with ``allow_prompt_patch_drift``), the schema version in the major line of ``policy.schema_floor`` and

@@ -1,5 +1,6 @@
-"""Rules for the instructions seed 000 §7.3 requires: changed files only (PO005), omit rather than fabricate
-(PO006), strict JSON with no prose (PO007). Each reads the sentences of the representative render."""
+"""Rules for the instructions the ReviewResult contract requires of a prompt: changed files only (PO005),
+omit rather than fabricate (PO006), strict JSON with no prose (PO007). Each reads the sentences of the
+representative render."""
 
 from __future__ import annotations
 
