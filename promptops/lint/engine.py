@@ -15,7 +15,8 @@ from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
 from promptops.lint.model import Finding, Level, LintContext, Span
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
-from promptops.lint.rules.release import NoHeadTemplate, ReleasedArtifactModified
+from promptops.lint.rules.project import NoHeadTemplate
+from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
 from promptops.release.lock import load_lock
 from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, new_environment

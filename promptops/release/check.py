@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 
 from promptops.contract import Contract, load_contract
 from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
-from promptops.release.artifacts import check_artifacts, head_difference
+from promptops.lint.rules.release import snapshot_difference
+from promptops.release.artifacts import check_artifacts
 from promptops.release.cut import (
     PromptCheck,
     SchemaCheck,
@@ -33,6 +34,10 @@ from promptops.release.cut import (
 from promptops.release.lock import ReleaseLock, load_lock
 from promptops.render import Pins, Renderer, RenderError
 from promptops.versioning import PromptVersion
+
+
+class _Head(NamedTuple):
+    path: Path
 
 
 class _CheckRule(Rule):
@@ -277,7 +282,7 @@ def _reused_or_behind(
                     f"the head pins {pins.schema_text}",
                 )
             )
-        difference = head_difference(head, renderer.root, lock, released.version)
+        difference = snapshot_difference(_Head(head), renderer.root, lock, released.version)
         if difference is not None:
             problems.append(("PR003", prompt_at, f"prompt {released.version} is released, but {difference}"))
     if not problems:

@@ -8,7 +8,8 @@ from promptops.lint.model import Finding, Level, LintContext, Rule
 from promptops.lint.rules.contract import PinnedVersions
 from promptops.lint.rules.fields import EnumSets, OptionalFields, RequiredFields
 from promptops.lint.rules.instructions import ChangedFilesOnly, OmitUncertain, StrictJson
-from promptops.lint.rules.release import NoHeadTemplate, ReleasedArtifactModified
+from promptops.lint.rules.project import NoHeadTemplate
+from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.rules.template import EncodingDamage, TemplateUnreadable, UndefinedVariable
 from promptops.lint.subject import ALL_KINDS, Subject
 
@@ -57,7 +58,6 @@ RULES: tuple[Rule, ...] = (
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 UNSUPPRESSIBLE = frozenset({TemplateUnreadable.code})
-
 
 
 def reference(rules: Sequence[Rule] = RULES) -> str:

@@ -9,8 +9,8 @@ from typing import TypeVar
 
 from promptops.errors import VersionError
 from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
+from promptops.lint.rules.release import snapshot_difference
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
-from promptops.release.artifacts import head_difference
 from promptops.render import PIN_NAMES, PinDeclaration, pin_declarations
 from promptops.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
 
@@ -226,7 +226,7 @@ class PinnedVersions(Rule):
             return
         if lock is None or lock.get(prompt) is None or subject.root is None:
             return
-        difference = head_difference(subject.path, subject.root, lock, prompt)
+        difference = snapshot_difference(subject, subject.root, lock, prompt)
         if difference is not None:
             yield self.finding(
                 subject,

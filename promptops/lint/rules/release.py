@@ -1,16 +1,18 @@
-"""Rules about a contract's files rather than one template: a released artifact modified in place (PO009) and
-a contract with no head template (PO011)."""
+"""Rules that hold templates to the release lock: a released artifact modified in place (PO009), and the
+head template against the released snapshots (used by PO001)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
-from promptops.lint.model import FILE_START, Finding, Level, LintContext, Rule, Span
+from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
 from promptops.lint.subject import Subject
 from promptops.release.artifacts import check_artifacts
-from promptops.release.lock import ReleaseLock
-from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR
+from promptops.release.lock import ReleaseLock, frozen_dir, snapshot_path
+from promptops.render import TEMPLATES_DIR
+from promptops.versioning import PromptVersion
 
 
 class ReleasedArtifactModified(Rule):
@@ -70,47 +72,51 @@ class ReleasedArtifactModified(Rule):
         return Span(line, column, line, column + len(path)) if column else Span.point(line)
 
 
-class NoHeadTemplate(Rule):
-    """A contract has no head template, so lint has no prompt to check it against.
+class HeadFile(Protocol):
+    """A head template by its path (a lint Subject, or the head ``release check`` reads)."""
 
-    Every contract under ``versions/<contract>/`` is served by the head template ``templates/<contract>.j2``
-    (or ``.jinja``, ``.jinja2``); without one, ``lint`` would check nothing for it and ``release cut`` has
-    nothing to release. Reported on the contract's ``contract.yaml`` when lint runs on the whole project or
-    is given one of the contract's files. A warning: a contract used only to parse another tool's output
-    needs no prompt (ignore PO011 for it in the configuration).
+    @property
+    def path(self) -> Path: ...
 
-    Fails::
 
-        versions/review-result/contract.yaml   (and no templates/review-result.j2)
+def snapshot_difference(subject: HeadFile, root: Path, lock: ReleaseLock, version: PromptVersion) -> str | None:
+    """How the head template ``subject`` differs from the released snapshot of ``version``, or None.
 
-    Passes::
-
-        versions/review-result/contract.yaml
-        templates/review-result.j2
+    The head is compared byte for byte with the snapshot, and every partial frozen with the release with
+    the template of the same name under ``templates/``. Equal bytes import equal names, so this covers the
+    head's whole import closure without parsing anything.
     """
+    release = lock.get(version)
+    assert release is not None
+    base = root / lock.directory
+    snapshot = base / snapshot_path(version)
+    released = snapshot.read_bytes() if snapshot.is_file() else None
+    if released != subject.path.read_bytes():
+        if released is None:
+            return f"its snapshot {lock.directory}/{snapshot_path(version)} is missing"
+        current = subject.path.read_bytes()
+        line = _first_difference(released, current)
+        return f"this template differs from {lock.directory}/{snapshot_path(version)} (from line {line})"
+    prefix = f"{frozen_dir(version)}/"
+    for path in sorted(p for p in release.artifacts if p.startswith(prefix)):
+        name = path.removeprefix(prefix)
+        template = root / TEMPLATES_DIR / name
+        frozen = base / path
+        now = template.read_bytes() if template.is_file() else None
+        then = frozen.read_bytes() if frozen.is_file() else None
+        if now == then:
+            continue
+        if now is None or then is None:
+            gone = f"{TEMPLATES_DIR}/{name}" if now is None else f"{lock.directory}/{path}"
+            return f"{gone} (imported by release {version}) is missing"
+        line = _first_difference(then, now)
+        return f"{TEMPLATES_DIR}/{name} differs from {lock.directory}/{path} (from line {line})"
+    return None
 
-    code = "PO011"
-    name = "no-head-template"
-    level = Level.WARNING
-    kinds = frozenset()  # not per template: the engine calls ``check_contract`` per contract in scope
 
-    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
-        return iter(())
-
-    def check_contract(self, root: Path, contract: str, source: str) -> Iterator[Finding]:
-        if any((root / TEMPLATES_DIR / f"{contract}{suffix}").is_file() for suffix in TEMPLATE_SUFFIXES):
-            return
-        try:
-            lines = (root / source).read_text(encoding="utf-8").split("\n")
-        except (OSError, UnicodeDecodeError):
-            lines = []
-        line = next((n for n, text in enumerate(lines, start=1) if text.startswith("contract:")), 1)
-        length = len(lines[line - 1]) if lines else 1
-        yield Finding(
-            self.code,
-            self.name,
-            self.level,
-            source,
-            Span(line, 1, line, length + 1),
-            f"contract {contract} has no head template {TEMPLATES_DIR}/{contract}.j2: nothing checks its prompt",
-        )
+def _first_difference(old: bytes, new: bytes) -> int:
+    old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
+    for number, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if a != b:
+            return number
+    return min(len(old_lines), len(new_lines)) + 1
