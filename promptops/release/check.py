@@ -213,8 +213,14 @@ def check_release(root: Path, contract_name: str, variables: Mapping[str, Any]) 
         return None
     rel = head.relative_to(root).as_posix()
     lines = head.read_text(encoding="utf-8", errors="replace").split("\n")
-    found = [_artifact_finding(lock, p.kind, p.file, p.message) for p in check_artifacts(root, lock)]
+    problems = check_artifacts(root, lock)
+    found = [_artifact_finding(lock, p.kind, p.file, p.message) for p in problems]
     findings = [f for f in found if f is not None]
+    strays = [p for p in problems if p.kind == "unlocked"]
+    if not lock.releases and strays:  # the lock was deleted or emptied: its releases are not gone
+        state = "is missing" if not lock.exists else "lists no releases"
+        message = f"{lock.source} {state}, but {len(strays)} released files remain under {lock.directory}/prompts/"
+        findings.append(_at("PR004", lock.source if lock.exists else strays[0].file, FILE_START, message))
     try:
         pins = renderer.pins(head)
     except RenderError as exc:

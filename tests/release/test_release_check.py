@@ -149,3 +149,14 @@ def test_a_broken_lock_is_a_tool_failure(released: Path, cli: Cli) -> None:
 def _line_of(root: Path, text: str) -> int:
     lines = (root / HEAD).read_text(encoding="utf-8").split("\n")
     return next(i for i, line in enumerate(lines, start=1) if text in line)
+
+
+def test_a_deleted_or_emptied_lock_fails(released: Path, cli: Cli) -> None:
+    lock = released / LOCK
+    text = lock.read_text(encoding="utf-8")
+    lock.write_text(text[: text.index("releases:")] + "releases: []\n", encoding="utf-8")
+    code, out, _ = check(cli, released)
+    assert code == 2 and f"PR004 {LOCK} lists no releases, but 9 released files remain" in out
+    lock.unlink()
+    code, out, _ = check(cli, released)
+    assert code == 2 and f"PR004 {LOCK} is missing, but 9 released files remain" in out
