@@ -156,6 +156,9 @@ def _indent(text: str) -> int:
 def _kind(text: str, required: re.Pattern[str], optional: re.Pattern[str]) -> Status | None:
     """The status the words of ``text`` state: None for none or both. A match inside a longer match of the
     other kind ("required" in "not required") does not count."""
+    first_req, first_opt = required.search(text), optional.search(text)
+    if first_req is None or first_opt is None:  # the common case: no overlap to resolve
+        return "required" if first_req else "optional" if first_opt else None
     req = [m.span() for m in required.finditer(text)]
     opt = [m.span() for m in optional.finditer(text)]
 
@@ -362,9 +365,9 @@ def _resolve(
         out_groups.append(Group(level, anchor.offset, anchor.text))
     fields: list[FieldStatement] = []
     enums: list[EnumStatement] = []
+    label_status = [_status(label.text) if label is not None else (None, None) for label, _ in groups]
     for group, raw in raws:
-        label = groups[group][0]
-        label_strong, label_weak = _status(label.text) if label is not None else (None, None)
+        label_strong, label_weak = label_status[group]
         own_strong, own_weak = raw.own
         status = own_strong or raw.column or label_strong or own_weak or label_weak
         level = raw.explicit or levels[group] or vocabulary.level_of(raw.name)
