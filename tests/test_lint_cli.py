@@ -200,7 +200,7 @@ def test_a_changed_partial_brings_in_the_head_templates(project: Path, cli: Cli)
     )
     code, out, _ = cli(project, "lint", str(project / "templates/_partials/instructions.j2"))
     assert code == 2
-    assert f"{HEAD}:1:1: PO006 [error] no instruction to omit uncertain" in out
+    assert f"{HEAD}:10:1: PO006 [error] no instruction to omit uncertain" in out  # the prompt's first text
     assert "in 1 of 2 files" in out
 
 

@@ -8,8 +8,18 @@ import re
 from collections.abc import Iterator
 
 from promptops.lint import reading
-from promptops.lint.model import FILE_START, Finding, LintContext, Rule
+from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
 from promptops.lint.subject import CONTRACT_KINDS, SAMPLE_CHANGED_FILES, Subject
+
+
+def _prompt_start(subject: Subject) -> Span:
+    """Where a missing instruction is reported: the template line that renders the prompt's first text (an
+    instruction is a whole-prompt property, but the file's line 1 is usually a comment or a pin)."""
+    assert subject.render is not None
+    text = subject.render.text
+    start = len(text) - len(text.lstrip())
+    line = text[start:].split("\n", 1)[0]
+    return subject.locate(start, line) if line.strip() else FILE_START
 
 
 def _first(subject: Subject, *patterns: re.Pattern[str]) -> reading.Sentence | None:
@@ -53,10 +63,12 @@ class ChangedFilesOnly(Rule):
             return
         instruction = _first(subject, _CHANGED, _ONLY)
         if instruction is None:
-            yield self.finding(subject, FILE_START, "no instruction to report findings only on the changed files")
+            yield self.finding(
+                subject, _prompt_start(subject), "no instruction to report findings only on the changed files"
+            )
         missing = [p for p in SAMPLE_CHANGED_FILES if p not in subject.render.text]
         if missing:
-            span = subject.locate(instruction.offset, instruction.text) if instruction else FILE_START
+            span = subject.locate(instruction.offset, instruction.text) if instruction else _prompt_start(subject)
             shown = len(SAMPLE_CHANGED_FILES) - len(missing)
             yield self.finding(
                 subject,
@@ -109,7 +121,7 @@ class OmitUncertain(Rule):
         if subject.render is not None and _first(subject, _OMIT, _DOUBT, _FINDING) is None:
             yield self.finding(
                 subject,
-                FILE_START,
+                _prompt_start(subject),
                 "no instruction to omit uncertain or invalid findings rather than fabricate them",
             )
 
@@ -151,8 +163,8 @@ class StrictJson(Rule):
         if subject.render is None:
             return
         if _first(subject, _JSON_ONLY) is None:
-            yield self.finding(subject, FILE_START, "no instruction to answer with strict JSON only")
+            yield self.finding(subject, _prompt_start(subject), "no instruction to answer with strict JSON only")
         if _first(subject, _NEGATION, _WRAPPERS) is None:
             yield self.finding(
-                subject, FILE_START, "no instruction forbidding prose or markdown fences around the JSON"
+                subject, _prompt_start(subject), "no instruction forbidding prose or markdown fences around the JSON"
             )
