@@ -73,9 +73,10 @@ class PinnedVersions(Rule):
         for name in PIN_NAMES:
             found = [p for p in declared if p.name == name]
             if not found:
+                # beside the other pin when there is one: the pins are declared together
                 yield self.finding(
                     subject,
-                    FILE_START,
+                    subject.line_span(declared[0].line) if declared else FILE_START,
                     f'no {name} pin: declare {{% set {name} = "{self._expected(subject, name)}" %}} at the top level',
                 )
                 continue
