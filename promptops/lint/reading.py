@@ -6,10 +6,11 @@ Lint does not look for fixed English labels. It knows the schema's field names a
 - A *field statement* is a line about one field: a list item, a table row or a line whose first words
   name the field (in backticks, quotes or bold, or bare before a colon or as a table cell), at most four
   words in ("The `severity` field ..."). Lines indented under it (continuations, a sub-list) belong to it.
-- Its *status* (required or optional) comes from, in order: a strong word in the statement itself
-  ("required", "mandatory", "optional", "not required"...), a status column of its table ("Required:
-  yes"), a strong word in its *label* (the nearest line above that is not a statement: a heading or a
-  sentence such as "Each vulnerability must carry:"), then weaker words ("always", "must" / "may", "if
+- Its *status* (required or optional) comes from, in order: a status column of its table ("Required:
+  yes"), a strong word in the statement's own first sentence ("required", "mandatory", "optional", "not
+  required"...; a description after it does not count), a strong word in its *label* (the nearest line
+  above that is not a statement: a heading or a sentence such as "Each vulnerability must carry:"), then
+  weaker words ("always", "must" / "may", "if
   known", "when available") in the statement, then in the label.
 - Consecutive statements under one label form a *group*. Its *level* (the top-level object or each item of
   the items array) is the level most of its field names belong to, so "each vulnerability" and "each
@@ -226,6 +227,13 @@ def _subject(line: str, vocabulary: Vocabulary) -> tuple[str, Scope | None, int]
     return None
 
 
+def _head(line: str, at: int) -> str:
+    """A statement's own claim: up to the end of its first sentence after the field's name, so a description
+    that follows ("Required when the finding spans lines.") does not restate the field's status."""
+    end = re.search(r"[.!?](?:\s|\Z)", line[at:])
+    return line if end is None else line[: at + end.start()]
+
+
 def _rule(rest: str, table: bool) -> str | None:
     if table:
         cells = _cells(rest)  # ``rest`` starts at the bar after the name's cell
@@ -273,15 +281,15 @@ def _table_status(header: list[str] | None, cells: list[str]) -> Status | None:
         if kind is None or index >= len(cells):
             continue
         cell = _plain(cells[index]).lower()
+        first = re.split(r"[\s:;,.(]", cell, maxsplit=1)[0]  # "yes: exactly ..." -> "yes"
+        inverted = kind[1].lower() == "optional"
+        if first in _YES - {"required", "mandatory"}:
+            return "optional" if inverted else "required"
+        if first in _NO - {"optional"}:
+            return "required" if inverted else "optional"
         strong, _ = _status(cell)
         if strong is not None:
             return strong
-        cell = re.split(r"[\s:;,.(]", cell, maxsplit=1)[0]  # "yes: exactly ..." -> "yes"
-        inverted = kind[1].lower() == "optional"
-        if cell in _YES:
-            return "optional" if inverted else "required"
-        if cell in _NO:
-            return "required" if inverted else "optional"
     return None
 
 
@@ -326,13 +334,12 @@ def read(text: str, vocabulary: Vocabulary) -> Reading:
         table = stripped.startswith("|")
         rest = line.text[at:]
         below = [_ITEM.sub("", lines[i].text, count=1).strip() for i in range(index + 1, end)]
-        body = " , ".join([line.text, *below])
         allowed = enum_sets.get(name)
         values = _runs(" , ".join([rest, *below]), vocabulary, allowed, table or ":" in rest) if allowed else ()
         raw = _Raw(
             name,
             explicit,
-            _status(body),
+            _status(line.text if table else _head(line.text, at)),
             _table_status(header, _cells(line.text)) if table else None,
             _rule(rest, table),
             values,
@@ -369,7 +376,7 @@ def _resolve(
     for group, raw in raws:
         label_strong, label_weak = label_status[group]
         own_strong, own_weak = raw.own
-        status = own_strong or raw.column or label_strong or own_weak or label_weak
+        status = raw.column or own_strong or label_strong or own_weak or label_weak
         level = raw.explicit or levels[group] or vocabulary.level_of(raw.name)
         names = vocabulary.top if level == "top" else vocabulary.item if level == "item" else None
         if names is not None and raw.name not in names:
