@@ -38,6 +38,8 @@ class NoHeadTemplate(Rule):
         return iter(())
 
     def check_contract(self, root: Path, contract: str, source: str) -> Iterator[Finding]:
+        if not (root / source).is_file():
+            return  # not the project's own contract (a packaged one): nothing for this project to serve
         if any((root / TEMPLATES_DIR / f"{contract}{suffix}").is_file() for suffix in TEMPLATE_SUFFIXES):
             return
         try:
