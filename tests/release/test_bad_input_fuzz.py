@@ -175,7 +175,6 @@ def _drive(work: Path, rel: str, count: int, commands: list[tuple[str, ...]], sa
     return seen
 
 
-
 def test_bad_release_locks(work: Path) -> None:
     commands = [
         ("release", "verify"),
@@ -259,4 +258,3 @@ def test_bad_flags(work: Path) -> None:
             json.loads(out)  # JSON output is JSON whenever it is produced
         seen[code] = seen.get(code, 0) + 1
     assert seen.get(3, 0) > 50 and seen.get(0, 0) > 20, seen
-
