@@ -14,8 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import yaml
-
+from promptops import strict_yaml
 from promptops.config_keys import ConfigKeys as _Keys
 from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
@@ -251,16 +250,9 @@ def _check_sections(
 
 def _read_yaml(path: Path, rel: str) -> Mapping[str, Any]:
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as exc:
-        raise ContractError(rel, f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ContractError(rel, "not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ContractError(rel, f"{where}invalid YAML: {problem}") from None
+        data = strict_yaml.load(path)
+    except strict_yaml.YamlProblem as exc:
+        raise ContractError(rel, str(exc)) from None
     if not isinstance(data, Mapping):
         raise ContractError(rel, "must be a YAML mapping")
     return data
@@ -268,10 +260,10 @@ def _read_yaml(path: Path, rel: str) -> Mapping[str, Any]:
 
 def _read_json(path: Path, rel: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ContractError(rel, f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ContractError(rel, "not UTF-8 text") from None
+        return json.loads(strict_yaml.read_text(path))
+    except strict_yaml.YamlProblem as exc:
+        raise ContractError(rel, str(exc)) from None
+    except RecursionError:
+        raise ContractError(rel, "invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ContractError(rel, f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None

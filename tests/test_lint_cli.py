@@ -123,6 +123,7 @@ def test_json_github_and_sarif_formats(project: Path, cli: Cli, tmp_path: Path) 
         "PO008",
         "PO009",
         "PO010",
+        "PO011",
         "PO900",
     ]
     for rule in driver["rules"]:
@@ -199,7 +200,7 @@ def test_a_changed_partial_brings_in_the_head_templates(project: Path, cli: Cli)
     )
     code, out, _ = cli(project, "lint", str(project / "templates/_partials/instructions.j2"))
     assert code == 2
-    assert f"{HEAD}:1:1: PO006 [error] no instruction to omit uncertain" in out
+    assert f"{HEAD}:10:1: PO006 [error] no instruction to omit uncertain" in out  # the prompt's first text
     assert "in 1 of 2 files" in out
 
 
@@ -283,7 +284,7 @@ def test_release_lock_hook_checks_the_released_schema(project: Path) -> None:
 def test_explain_and_list_rules(cli: Cli) -> None:
     code, out, _ = cli(REPO, "lint", "--explain", "po004")
     assert code == 0
-    assert out.startswith("PO004 enum-sets [error]\n\nAn enum set is not restated")
+    assert out.startswith("PO004 enum-sets [error]\n\nAn enum set is not stated")
     assert "Fails::" in out
     code, out, _ = cli(REPO, "lint", "--list-rules", "--format", "json")
     assert [r["code"] for r in json.loads(out)][-1] == "PO900"
@@ -335,3 +336,23 @@ def test_bytecode_cache_gives_the_same_findings(project: Path, tmp_path: Path) -
     _edit(project, HEAD, "You are a senior software engineer", "You are a careful software engineer")
     lint(project, [], bytecode_cache=FileSystemBytecodeCache(str(cache_dir)))
     assert len([p for p in cache_dir.iterdir() if p.name.startswith("promptops-tree-")]) == 2  # keyed by source
+
+
+@pytest.mark.parametrize("templates", ["empty", "absent"])
+def test_a_contract_without_a_head_template_is_reported(project: Path, cli: Cli, templates: str) -> None:
+    """Was "All checks passed: 0 files linted" (empty templates/) or "templates: no such file" (none)."""
+    import shutil
+
+    shutil.rmtree(project / "templates")
+    if templates == "empty":
+        (project / "templates").mkdir()
+    code, out, err = cli(project, "lint")
+    assert code == 0, err
+    assert out.startswith(
+        "versions/review-result/contract.yaml:2:1: PO011 [warning] contract review-result has no head template "
+        "templates/review-result.j2"
+    )
+    assert "All checks passed" not in out
+    assert cli(project, "lint", "--strict-warnings")[0] == 1
+    code, out, _ = cli(project, "lint", str(project / "versions/review-result/contract.yaml"), "--format", "json")
+    assert [f["code"] for f in json.loads(out)["findings"]] == ["PO011"]

@@ -1,6 +1,7 @@
 """Data-driven rule tests (sqlfluff style): tests/lint_cases/POxxx.yml lists templates that must fail with
 the given findings and templates that must pass. Cases edit a hand-written base prompt that passes every
-rule, so each case shows exactly which change a rule catches, near misses included.
+rule, so each case shows exactly which change a rule catches, near misses included; ``template_file`` starts
+from another base (``own_words_*.j2``: the same rules in a template's own words and layout).
 
 Release-lock cases add ``release: {replace: [...]}``: the base (so edited) is first cut as release 1.0.0 by
 the real ``promptops.release`` library, then the case's template is written, then ``copy`` ([from, to]), ``edit``
@@ -33,6 +34,8 @@ def _cases() -> Iterator[Any]:
 
 def _template(case: dict[str, Any]) -> str:
     text: str = case.get("template", BASE)
+    if "template_file" in case:  # another base, e.g. one in its own words and layout
+        text = (CASES / case["template_file"]).read_text(encoding="utf-8")
     for old, new in case.get("replace", []):
         assert old in text, f"replace target not in the template: {old!r}"
         text = text.replace(old, new, 1)
@@ -90,9 +93,11 @@ def test_rule_case(project: Path, rule: str, case: dict[str, Any]) -> None:
     assert remaining == [], "unexpected findings"
 
 
-def test_base_template_passes_every_rule(project: Path) -> None:
+@pytest.mark.parametrize("base", ["good_review_result.j2", *sorted(p.name for p in CASES.glob("own_words_*.j2"))])
+def test_base_templates_pass_every_rule(project: Path, base: str) -> None:
+    """The hand-written base and the templates that state the same rules in their own words and layout."""
     path = project / "templates" / "review-result.j2"
-    path.write_text(BASE, encoding="utf-8")
+    path.write_text((CASES / base).read_text(encoding="utf-8"), encoding="utf-8")
     assert lint(project, [path]).findings == ()
 
 

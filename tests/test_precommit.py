@@ -128,4 +128,4 @@ def test_hook_checks_the_head_when_only_a_partial_changes(
 
     result = _try_repo(repo, hook_repo, pre_commit_home)  # without --all-files: only the staged partial
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "templates/review-result.j2:1:1: PO007 [error] no instruction forbidding prose" in result.stdout
+    assert "templates/review-result.j2:10:1: PO007 [error] no instruction forbidding prose" in result.stdout

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
 
-from promptops import __version__
+from promptops import __version__, strict_yaml
 from promptops.cli import exits
 from promptops.cli.project import Project, jinja_bytecode_cache, pass_project
+from promptops.errors import PromptopsError
 from promptops.lint import RULES, RULES_BY_CODE, LintReport, cache, lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
@@ -17,8 +19,19 @@ from promptops.lint.rules import UNSUPPRESSIBLE
 CONFIG_FILE = "pyproject.toml"
 
 
+class _Path(click.Path):
+    """click.Path refusing a name the operating system cannot take (a NUL byte) as a usage error."""
+
+    def convert(
+        self, value: str | os.PathLike[str], param: click.Parameter | None, ctx: click.Context | None
+    ) -> str | bytes | os.PathLike[str]:
+        if "\x00" in os.fspath(value):
+            self.fail(f"{value!r}: a path cannot contain a NUL byte", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, resolve_path=True))
+@click.argument("paths", nargs=-1, type=_Path(path_type=Path, resolve_path=True))
 @click.option(
     "--format",
     "output_format",
@@ -29,7 +42,7 @@ CONFIG_FILE = "pyproject.toml"
 )
 @click.option(
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_Path(dir_okay=False, path_type=Path),
     metavar="FILE",
     help="Write the report to FILE instead of standard output.",
 )
@@ -37,7 +50,7 @@ CONFIG_FILE = "pyproject.toml"
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_Path(dir_okay=False, path_type=Path),
     metavar="FILE",
     help=f"Read [tool.promptops.lint] from FILE (default: {CONFIG_FILE} at the project root).",
 )
@@ -77,7 +90,7 @@ def lint_command(
                 click.echo(f"{r.code}  {r.name:<20} {r.level:<8} {r.summary()}")
         return exits.OK
     config_file = config_path or project.root / CONFIG_FILE
-    config_text = config_file.read_text(encoding="utf-8") if config_path or config_file.is_file() else ""
+    config_text = _read_config(project, config_file) if config_path or config_file.is_file() else ""
     bytecode_cache = jinja_bytecode_cache()
     config = parse_config(
         config_text,
@@ -98,6 +111,13 @@ def lint_command(
     if report.warnings and strict_warnings:
         return exits.WARNINGS
     return exits.OK
+
+
+def _read_config(project: Project, path: Path) -> str:
+    try:
+        return strict_yaml.read_text(path)
+    except strict_yaml.YamlProblem as exc:
+        raise PromptopsError(f"{project.relative(path)}: {exc}") from None
 
 
 def _sources(project: Project, report: LintReport) -> dict[str, list[str]]:

@@ -7,13 +7,26 @@ from datetime import UTC, datetime
 
 import click
 
+from promptops import __version__, strict_yaml
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
-from promptops.lint import RULES_BY_CODE, LintConfig, parse_config
+from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, parse_config
+from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
-from promptops.release import CutPlan, CutRequest, check_artifacts, load_lock, plan_cut, write_release
+from promptops.release import (
+    CHECK_RULES,
+    CutPlan,
+    CutRequest,
+    ReleaseCheck,
+    check_artifacts,
+    check_release,
+    load_lock,
+    plan_cut,
+    write_release,
+)
+from promptops.release.artifacts import ArtifactProblem
 from promptops.release.lock import LOCK_FILE, ReleaseLock
 
 CONFIG_FILE = "pyproject.toml"
@@ -21,7 +34,8 @@ CONFIG_FILE = "pyproject.toml"
 
 @click.group()
 def release() -> None:
-    """Releases: cut a contract's head prompt as a locked release, verify the lock, list the history."""
+    """Releases: cut a contract's head prompt as a locked release, check a head before cutting, verify the lock, list
+    the history."""
 
 
 @release.command("cut")
@@ -60,18 +74,98 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
     return exits.FAILED if plan.refused else exits.OK
 
 
+@release.command("check")
+@click.option("--contract", "contract_name", help="Check one contract (default: every contract with a head template).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Output format: text, json, github (workflow annotations) or sarif (SARIF 2.1.0).",
+)
+@click.argument("ignored", nargs=-1, type=click.UNPROCESSED, metavar="[FILES]...")
+@pass_project
+def check(project: Project, contract_name: str | None, output_format: str, ignored: tuple[str, ...]) -> int:
+    """Check that each head template's pins would pass release cut, without cutting.
+
+    Computes the schema and prompt classes of templates/<contract>.j2 against the release lock exactly as
+    release cut does, and fails when a pinned version claims a smaller change than the head makes (naming
+    the smallest version that passes), reuses a released version for different content, is older than the
+    latest release, or when a released artifact was modified. Lint is not run (that is promptops lint).
+    FILES (as pre-commit may pass them) are ignored: every contract is checked whole.
+
+    Exit codes: 0 every head would pass, 2 any problem, 3 tool failure (unreadable contract or lock).
+    """
+    names = [contract_name] if contract_name is not None else list_contracts(project.root)
+    variables = dict(_lint_config(project).render_context)
+    results: list[ReleaseCheck] = []
+    for name in names:
+        if contract_name is not None and name not in list_contracts(project.root):
+            known = ", ".join(list_contracts(project.root)) or "none"
+            raise PromptopsError(f"versions/{name}/contract.yaml: no such contract {name!r} (known: {known})")
+        result = check_release(project.root, name, variables)
+        if result is None and contract_name is not None:
+            raise PromptopsError(f"templates/{name}.j2: no head template for contract {name} (nothing to check)")
+        if result is not None:
+            results.append(result)
+    findings = tuple(sorted((f for r in results for f in r.findings), key=Finding.sort_key))
+    if output_format == "json":
+        body = {"ok": not findings, "contracts": [r.to_json() for r in results]}
+        click.echo(json.dumps(body, indent=2, ensure_ascii=False))
+    elif output_format == "text":
+        click.echo(_check_text(results), nl=False)
+    else:
+        report = LintReport(tuple(r.head for r in results), findings, 0)
+        sources = {f.file: _lines(project, f.file) for f in findings} if output_format == "sarif" else {}
+        rules = list(CHECK_RULES)
+        click.echo(
+            render_report(report, output_format, rules, sources, __version__, "promptops-release-check/"), nl=False
+        )
+    return exits.FAILED if findings else exits.OK
+
+
+def _check_text(results: list[ReleaseCheck]) -> str:
+    if not results:
+        return "no contract has a head template (templates/<contract>.j2): nothing to check\n"
+    lines: list[str] = []
+    for r in results:
+        verdict = "ok" if not r.findings else _plural(len(r.findings), "problem")
+        pins = "" if r.pins is None else f" (prompt {r.pins.prompt_text}, schema {r.pins.schema_text})"
+        lines.append(f"{r.contract}: {r.head}{pins}: {verdict}")
+        if r.prompt is not None and r.prompt.previous is not None:
+            p = r.prompt
+            lines.append(f"  prompt {p.previous} -> {p.version}: declared {p.declared}, computed {p.computed}")
+        if r.schema is not None and r.schema.previous is not None:
+            s = r.schema
+            lines.append(f"  schema {s.previous} -> {s.version}: declared {s.declared}, computed {s.computed}")
+        for f in r.findings:
+            lines.append(f"  {f.file}:{f.span.line}:{f.span.column}: {f.code} {f.message} ({f.name})")
+    return "\n".join(lines) + "\n"
+
+
+def _lines(project: Project, rel: str) -> list[str]:
+    path = project.root / rel
+    return path.read_text(encoding="utf-8", errors="replace").split("\n") if path.is_file() else []
+
+
 @release.command("verify")
-@click.option("--contract", "contract_name", help="Verify one contract (default: every contract with a lock).")
+@click.option("--contract", "contract_name", help="Verify one contract (default: every contract).")
 @format_option()
 @pass_project
 def verify(project: Project, contract_name: str | None, output_format: str) -> int:
     """Check every locked artifact's sha256 against releases.yaml.
 
-    Fails naming each modified or missing artifact, and each file under prompts/ that no release locks.
-    Exit codes: 0 every artifact verifies, 2 any problem, 3 tool failure (unreadable or malformed lock).
+    Fails naming each modified or missing artifact, and each file under prompts/ that no release locks; a
+    releases.yaml that is missing or lists no releases while prompts/ still holds released files fails too.
+    Exit codes: 0 every artifact verifies, 2 any problem, 3 tool failure (a lock that is malformed, not a
+    regular file, too large or unreadable).
     """
-    locks = _locks(project, contract_name)
-    results = [(lock, check_artifacts(project.root, lock)) for lock in locks]
+    results = []
+    for lock in _locks(project, contract_name, every=True):
+        found = check_artifacts(project.root, lock)
+        if lock.exists or found or contract_name is not None:
+            results.append((lock, found))
     problems = [p for _, found in results for p in found]
     if output_format == "json":
         body = {
@@ -80,6 +174,7 @@ def verify(project: Project, contract_name: str | None, output_format: str) -> i
                 {
                     "contract": lock.contract,
                     "lock": lock.source,
+                    "lock_exists": lock.exists,
                     "releases": len(lock.releases),
                     "artifacts": len(lock.artifacts()),
                     "problems": [p.to_json() for p in found],
@@ -90,13 +185,29 @@ def verify(project: Project, contract_name: str | None, output_format: str) -> i
         click.echo(json.dumps(body, indent=2))
     else:
         for lock, found in results:
-            verdict = "ok" if not found else f"{len(found)} problem{'s' if len(found) != 1 else ''}"
-            click.echo(f"{lock.source}: {len(lock.releases)} releases, {len(lock.artifacts())} artifacts: {verdict}")
-            for problem in found:
-                click.echo(f"  {problem.kind:<9} {problem.file}: {problem.message}")
+            click.echo(_verify_text(lock, found))
         if not results:
             click.echo("no release locks (versions/<contract>/releases.yaml) to verify")
     return exits.FAILED if problems else exits.OK
+
+
+def _verify_text(lock: ReleaseLock, found: list[ArtifactProblem]) -> str:
+    strays = [p for p in found if p.kind == "unlocked"]
+    if not lock.releases and strays:  # the lock itself is gone or emptied: one line, not one per file
+        state = "is missing" if not lock.exists else "lists no releases"
+        return (
+            f"{lock.source}: {state}, but {_plural(len(strays), 'released file')} remain under "
+            f"{lock.directory}/prompts/: restore {LOCK_FILE} from version control"
+        )
+    verdict = "ok" if not found else _plural(len(found), "problem")
+    counts = f"{_plural(len(lock.releases), 'release')}, {_plural(len(lock.artifacts()), 'artifact')}"
+    lines = [f"{lock.source}: {counts}: {verdict}"]
+    lines += [f"  {problem.kind:<9} {problem.file}: {problem.message}" for problem in found]
+    return "\n".join(lines)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @release.command("list")
@@ -131,7 +242,8 @@ def list_releases(project: Project, contract_name: str | None, output_format: st
     return exits.OK
 
 
-def _locks(project: Project, contract_name: str | None) -> list[ReleaseLock]:
+def _locks(project: Project, contract_name: str | None, *, every: bool = False) -> list[ReleaseLock]:
+    """The lock of ``contract_name``, else of every contract (``every``) or every contract with a lock."""
     names = list_contracts(project.root)
     if contract_name is not None:
         if contract_name not in names:  # the contract itself is not loaded: a tampered schema must not stop verify
@@ -141,12 +253,15 @@ def _locks(project: Project, contract_name: str | None) -> list[ReleaseLock]:
             )
         return [load_lock(project.root, contract_name)]
     locks = [load_lock(project.root, name) for name in names]
-    return [lock for lock in locks if lock.exists]
+    return locks if every else [lock for lock in locks if lock.exists]
 
 
 def _lint_config(project: Project) -> LintConfig:
     path = project.root / CONFIG_FILE
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    try:
+        text = strict_yaml.read_text(path) if path.is_file() else ""
+    except strict_yaml.YamlProblem as exc:
+        raise PromptopsError(f"{CONFIG_FILE}: {exc}") from None
     return parse_config(text, CONFIG_FILE, RULES_BY_CODE, UNSUPPRESSIBLE)
 
 

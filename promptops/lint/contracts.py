@@ -18,12 +18,34 @@ from pathlib import Path
 
 import yaml
 
-from promptops import config_keys, contract, errors, policy, report_filter, semantics, shape, tiers, versioning
+from promptops import (
+    config_keys,
+    contract,
+    errors,
+    policy,
+    report_filter,
+    semantics,
+    shape,
+    strict_yaml,
+    tiers,
+    versioning,
+)
 from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, load_contract
 from promptops.lint import cache
 
 # Every promptops module whose code decides what load_contract returns (a test holds this list complete).
-LOADER_MODULES = (config_keys, contract, errors, policy, report_filter, semantics, shape, tiers, versioning)
+LOADER_MODULES = (
+    config_keys,
+    contract,
+    errors,
+    policy,
+    report_filter,
+    semantics,
+    shape,
+    strict_yaml,
+    tiers,
+    versioning,
+)
 _FORMAT = "1"
 
 
@@ -49,8 +71,8 @@ def _key(root: Path, name: str) -> list[str] | None:
     schemas = directory / "schemas"
     files = [directory / CONTRACT_FILE, *(sorted(schemas.glob("*.json")) if schemas.is_dir() else [])]
     try:
-        return [f"{path.name}:{hashlib.sha256(path.read_bytes()).hexdigest()}" for path in files]
-    except OSError:
+        return [f"{path.name}:{hashlib.sha256(strict_yaml.read_bytes(path)).hexdigest()}" for path in files]
+    except strict_yaml.YamlProblem:
         return None
 
 

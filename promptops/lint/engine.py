@@ -9,12 +9,13 @@ from typing import NamedTuple
 from jinja2 import BytecodeCache
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops.contract import VERSIONS_DIR, Contract, list_contracts
+from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
 from promptops.errors import PromptopsError
 from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
 from promptops.lint.model import Finding, Level, LintContext, Span
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
+from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
 from promptops.release.lock import load_lock
@@ -88,7 +89,10 @@ def lint(
         released[name] = {**released.get(name, {}), **versions}
     merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
     run = _Run(root, config, merged, names, environment_factory(bytecode_cache), cache.directory(bytecode_cache))
+    whole = not paths
     targets = paths or [root / TEMPLATES_DIR]
+    if whole and names and not (root / TEMPLATES_DIR).is_dir():
+        targets = []  # contracts but no templates yet: PO011 says so for each
     files = expand(root, targets, run.contract_names)
     findings: list[Finding] = []
     suppressed = 0
@@ -99,7 +103,11 @@ def lint(
         rels.append(rel)
         findings += found
         suppressed += hidden
-    locked = _check_locks(run, _contracts_in_scope(run, targets, files))
+    scope = _contracts_in_scope(run, targets, files)
+    headless = _check_heads(run, names if whole else _contracts_named(root, targets, names))
+    rels += [f.file for f in headless if f.file not in rels]
+    findings += headless
+    locked = _check_locks(run, scope)
     rels += sorted({f.file for f in locked} - set(rels))  # the artifacts checked against a lock count as linted
     findings += locked
     return LintReport(tuple(rels), tuple(sorted(set(findings), key=Finding.sort_key)), suppressed)
@@ -132,6 +140,33 @@ def _check_locks(run: _Run, contracts: Sequence[str]) -> list[Finding]:
         lock = run.context.locks.get(name)
         if lock is not None and lock.exists:
             out += rule.check_lock(run.root, lock, lambda rel: run.config.enabled(rule.code, rel))
+    return out
+
+
+def _contracts_named(root: Path, targets: Sequence[Path], names: Sequence[str]) -> list[str]:
+    """Contracts one of whose own files (not a prompt snapshot) or whose directory was named."""
+    out: dict[str, None] = {}
+    for given in targets:
+        path = (given if given.is_absolute() else root / given).resolve()
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            continue
+        in_contract = len(parts) >= 2 and parts[0] == VERSIONS_DIR and parts[1] in names
+        if in_contract and not path.name.endswith(TEMPLATE_SUFFIXES) and "prompts" not in parts[2:3]:
+            out[parts[1]] = None
+    return list(out)
+
+
+def _check_heads(run: _Run, contracts: Sequence[str]) -> list[Finding]:
+    rule = RULES_BY_CODE.get(NoHeadTemplate.code)
+    if not isinstance(rule, NoHeadTemplate):
+        return []
+    out: list[Finding] = []
+    for name in contracts:
+        source = f"{VERSIONS_DIR}/{name}/{CONTRACT_FILE}"
+        if run.config.enabled(rule.code, source):
+            out += rule.check_contract(run.root, name, source)
     return out
 
 

@@ -19,7 +19,12 @@ FORMATS = ("text", "json", "github", "sarif")
 
 
 def render_report(
-    report: LintReport, fmt: str, rules: Sequence[Rule], sources: dict[str, list[str]], tool_version: str
+    report: LintReport,
+    fmt: str,
+    rules: Sequence[Rule],
+    sources: dict[str, list[str]],
+    tool_version: str,
+    automation_id: str = "promptops-lint/",
 ) -> str:
     """The report in format ``fmt``; ``sources`` maps files to their lines (for SARIF fingerprints)."""
     if fmt == "json":
@@ -27,7 +32,10 @@ def render_report(
     if fmt == "github":
         return "".join(github_line(f) + "\n" for f in report.findings)
     if fmt == "sarif":
-        return json.dumps(to_sarif(report, rules, sources, tool_version), indent=2, ensure_ascii=False) + "\n"
+        return (
+            json.dumps(to_sarif(report, rules, sources, tool_version, automation_id), indent=2, ensure_ascii=False)
+            + "\n"
+        )
     return to_text(report)
 
 
@@ -85,7 +93,11 @@ def github_line(finding: Finding) -> str:
 
 
 def to_sarif(
-    report: LintReport, rules: Sequence[Rule], sources: dict[str, list[str]], tool_version: str
+    report: LintReport,
+    rules: Sequence[Rule],
+    sources: dict[str, list[str]],
+    tool_version: str,
+    automation_id: str = "promptops-lint/",
 ) -> dict[str, Any]:
     index = {rule.code: i for i, rule in enumerate(rules)}
     fingerprints = sarif.Fingerprints()
@@ -111,7 +123,7 @@ def to_sarif(
         tool_version=tool_version,
         rules=[_sarif_rule(rule) for rule in rules],
         results=results,
-        automation_id="promptops-lint/",
+        automation_id=automation_id,
     )
 
 

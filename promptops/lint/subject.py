@@ -131,22 +131,38 @@ class Subject:
     def locate(self, offset: int, needle: str) -> Span:
         """Where rendered text at ``offset`` came from.
 
-        Literal template text is found verbatim in the source (the occurrence nearest the traced line wins);
+        Literal template text is found verbatim in the source (the occurrence nearest the traced line wins),
+        else its longest literal prefix (a statement that ends in an expression, such as ``exactly "{{ v }}"``);
         text produced by expressions or macros points at the tag on the traced line that produced it.
         """
         assert self.render is not None
-        traced = self.render.line_at(offset)
+        traced = self._traced_line(offset)
         needle = needle.strip()[:60]
-        if needle:
+        for size in range(len(needle), min(len(needle), 12) - 1, -1):
             best: tuple[int, int] | None = None
-            for match in re.finditer(re.escape(needle), self.source):
-                span = self.span_of_offset(match.start(), len(needle))
+            for match in re.finditer(re.escape(needle[:size]), self.source):
+                span = self.span_of_offset(match.start(), size)
                 distance = abs(span.line - traced)
                 if best is None or distance < best[0]:
                     best = (distance, match.start())
             if best is not None:
-                return self.span_of_offset(best[1], len(needle))
+                return self.span_of_offset(best[1], size)
         return self.find_in_line(traced, r"\{[{%].*?[}%]\}")
+
+    def _traced_line(self, offset: int) -> int:
+        """The template line of rendered ``offset``: the line of the chunk holding it, plus the line breaks
+        before it inside that chunk when the chunk is literal template text."""
+        assert self.render is not None
+        render = self.render
+        index = bisect.bisect_right(render.starts, offset) - 1
+        if index < 0:
+            return 1
+        line = render.lines[index]
+        end = render.starts[index + 1] if index + 1 < len(render.starts) else len(render.text)
+        chunk = render.text[render.starts[index] : end]
+        if chunk.strip() and chunk.strip()[:40] in self.source:
+            line += chunk.count("\n", 0, offset - render.starts[index])
+        return min(max(line, 1), len(self.lines))
 
 
 def classify(root: Path, path: Path, contracts: list[str]) -> tuple[Kind, str | None]:

@@ -4,7 +4,8 @@
 released schema of its major line) and the prompt class (its schema target and rendered contract against
 the latest release), and refuses a declared bump smaller than either; ``write_release`` commits a plan
 atomically (the lock is replaced last). ``load_lock``/``check_artifacts`` read and verify the lock,
-``compat_matrix`` shows which parser floors accept which releases.
+``compat_matrix`` shows which parser floors accept which releases; ``check_release`` runs the cut's class
+computations on the head without cutting (``release check``).
 
 Names load lazily: lint imports ``promptops.release.lock`` in pre-commit hooks and must not pay for (or
 cycle through) the cut machinery, which itself runs lint.
@@ -23,6 +24,7 @@ from promptops._lazy import lazy_names
 
 if TYPE_CHECKING:
     from promptops.release.artifacts import ArtifactProblem, FreezeError, check_artifacts, template_sources
+    from promptops.release.check import CHECK_RULES, ReleaseCheck, check_release
     from promptops.release.cut import CutPlan, CutRequest, PromptCheck, SchemaCheck, plan_cut, smallest_passing
     from promptops.release.lock import LOCK_FILE, LockError, Release, ReleaseLock, load_lock
     from promptops.release.matrix import Matrix, compat_matrix
@@ -39,6 +41,9 @@ _EXPORTS: dict[str, str] = {
     "FreezeError": "promptops.release.artifacts",
     "check_artifacts": "promptops.release.artifacts",
     "template_sources": "promptops.release.artifacts",
+    "CHECK_RULES": "promptops.release.check",
+    "ReleaseCheck": "promptops.release.check",
+    "check_release": "promptops.release.check",
     "CutPlan": "promptops.release.cut",
     "CutRequest": "promptops.release.cut",
     "PromptCheck": "promptops.release.cut",
@@ -60,6 +65,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "CHECK_RULES",
     "LOCK_FILE",
     "ArtifactProblem",
     "CutPlan",
@@ -70,10 +76,12 @@ __all__ = [
     "PromptCheck",
     "PromptComparison",
     "Release",
+    "ReleaseCheck",
     "ReleaseLock",
     "RenderedContract",
     "SchemaCheck",
     "check_artifacts",
+    "check_release",
     "classify_prompt",
     "compat_matrix",
     "load_lock",

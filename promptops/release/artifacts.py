@@ -116,7 +116,7 @@ def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
                     actual,
                 )
             )
-    for path in _release_files(base) if lock.releases else ():
+    for path in _release_files(base):  # with no lock, or an emptied one, every release file is a stray
         if path not in locked:
             problems.append(
                 ArtifactProblem(

@@ -18,7 +18,6 @@ use 1.1.0".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +35,19 @@ from promptops.release.artifacts import (
     sha256_file,
     template_sources,
 )
-from promptops.release.lock import LOCK_FILE, Release, ReleaseLock, frozen_dir, load_lock, schema_path, snapshot_path
+from promptops.release.lock import (
+    LOCK_FILE,
+    Release,
+    ReleaseLock,
+    frozen_dir,
+    is_timestamp,
+    load_lock,
+    schema_path,
+    snapshot_path,
+)
 from promptops.release.prompt_class import PromptComparison, classify_prompt, rank, rendered_contract
 from promptops.render import TEMPLATES_DIR, Renderer, new_environment
 from promptops.versioning import PromptVersion, SchemaVersion
-
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 
 
 @dataclass(frozen=True)
@@ -131,8 +137,8 @@ class CutPlan:
 
 def plan_cut(root: Path, request: CutRequest) -> CutPlan:
     """Plan cutting the head template of ``request.contract`` as a release; writes nothing."""
-    if not _DATE.match(request.date):
-        raise PromptopsError(f"release date {request.date!r} is not a UTC timestamp YYYY-MM-DDTHH:MM:SSZ")
+    if not is_timestamp(request.date):
+        raise PromptopsError(f"release date {request.date!r} is not a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists")
     contract = load_contract(root, request.contract)
     lock = load_lock(root, request.contract)
     lock_file = root / lock.source
@@ -156,10 +162,11 @@ def plan_cut(root: Path, request: CutRequest) -> CutPlan:
     if errors or pins.schema_version not in contract.shapes:
         return _refused(base, refusals, findings)
 
-    schema = _schema_check(contract, lock, pins.schema_version)
-    refusals += _schema_refusals(schema)
-    prompt = _prompt_check(renderer, contract, lock, pins.prompt_version, pins.schema_version, request)
-    refusals += _prompt_refusals(prompt)
+    schema = schema_check(contract, lock, pins.schema_version)
+    refusals += schema_refusals(schema)
+    variables = dict(request.lint_config.render_context)
+    prompt = prompt_check(renderer, contract, lock, pins.prompt_version, pins.schema_version, variables)
+    refusals += prompt_refusals(prompt)
 
     env = new_environment([root / TEMPLATES_DIR])
     head_name = head.relative_to(root / TEMPLATES_DIR).as_posix()
@@ -227,7 +234,7 @@ def _version_refusals(lock: ReleaseLock, version: PromptVersion, head: str) -> l
     return []
 
 
-def _schema_check(contract: Contract, lock: ReleaseLock, version: SchemaVersion) -> SchemaCheck:
+def schema_check(contract: Contract, lock: ReleaseLock, version: SchemaVersion) -> SchemaCheck:
     released = lock.released_schemas()
     latest = lock.latest
     if latest is None:
@@ -243,7 +250,7 @@ def _schema_check(contract: Contract, lock: ReleaseLock, version: SchemaVersion)
     return SchemaCheck(version, previous, declared, str(comparison.change), comparison)
 
 
-def _schema_refusals(check: SchemaCheck) -> list[str]:
+def schema_refusals(check: SchemaCheck) -> list[str]:
     if check.previous is None or check.declared == "unchanged":
         return []
     if check.version < check.previous:
@@ -260,31 +267,44 @@ def _schema_refusals(check: SchemaCheck) -> list[str]:
     return ["\n".join(lines)]
 
 
-def _prompt_check(
+def prompt_comparison(
+    renderer: Renderer,
+    contract: Contract,
+    lock: ReleaseLock,
+    schema: SchemaVersion,
+    variables: Mapping[str, Any],
+) -> PromptComparison | None:
+    """The head's rendered contract against the latest release's (None before the first release)."""
+    latest = lock.latest
+    if latest is None:
+        return None
+    # Both sides render with lint's sample context, so only the templates (and their targets) differ.
+    old_text = renderer.render(
+        contract, version=latest.version, changed_files=SAMPLE_CHANGED_FILES, diff=SAMPLE_DIFF, variables=variables
+    ).text
+    new_text = renderer.render(contract, changed_files=SAMPLE_CHANGED_FILES, diff=SAMPLE_DIFF, variables=variables).text
+    return classify_prompt(
+        rendered_contract(old_text, contract.shape(latest.schema_version)),
+        rendered_contract(new_text, contract.shape(schema)),
+    )
+
+
+def prompt_check(
     renderer: Renderer,
     contract: Contract,
     lock: ReleaseLock,
     version: PromptVersion,
     schema: SchemaVersion,
-    request: CutRequest,
+    variables: Mapping[str, Any],
 ) -> PromptCheck:
     latest = lock.latest
-    if latest is None:
+    comparison = prompt_comparison(renderer, contract, lock, schema, variables)
+    if latest is None or comparison is None:
         return PromptCheck(version, None, "initial", "initial")
-    # Both sides render with lint's sample context, so only the templates (and their targets) differ.
-    variables = dict(request.lint_config.render_context)
-    old_text = renderer.render(
-        contract, version=latest.version, changed_files=SAMPLE_CHANGED_FILES, diff=SAMPLE_DIFF, variables=variables
-    ).text
-    new_text = renderer.render(contract, changed_files=SAMPLE_CHANGED_FILES, diff=SAMPLE_DIFF, variables=variables).text
-    comparison = classify_prompt(
-        rendered_contract(old_text, contract.shape(latest.schema_version)),
-        rendered_contract(new_text, contract.shape(schema)),
-    )
     return PromptCheck(version, latest.version, declared_bump(latest.version, version), comparison.change, comparison)
 
 
-def _prompt_refusals(check: PromptCheck) -> list[str]:
+def prompt_refusals(check: PromptCheck) -> list[str]:
     if check.previous is None or check.declared == "initial" or rank(check.computed) <= rank(check.declared):
         return []
     use = smallest_passing(check.previous, check.computed)
@@ -301,5 +321,10 @@ __all__ = [
     "SchemaCheck",
     "declared_bump",
     "plan_cut",
+    "prompt_check",
+    "prompt_comparison",
+    "prompt_refusals",
+    "schema_check",
+    "schema_refusals",
     "smallest_passing",
 ]

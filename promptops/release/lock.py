@@ -23,14 +23,17 @@ Any problem reading it raises LockError naming the file, the entry and the key.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import yaml
 
+from promptops import strict_yaml
 from promptops.contract import VERSIONS_DIR
 from promptops.errors import PromptopsError, VersionError
 from promptops.versioning import PromptVersion, SchemaVersion
@@ -140,29 +143,40 @@ def lock_path(root: Path, contract: str) -> Path:
     return root / VERSIONS_DIR / contract / LOCK_FILE
 
 
+def is_timestamp(text: object) -> bool:
+    """Whether ``text`` is a real UTC timestamp written YYYY-MM-DDTHH:MM:SSZ (no 2026-02-30, no 25:61:61)."""
+    if not isinstance(text, str) or not _DATE.match(text):
+        return False
+    try:
+        datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return False
+    return True
+
+
 def load_lock(root: Path, contract: str) -> ReleaseLock:
-    """Read ``versions/<contract>/releases.yaml``; an absent file is an empty history."""
+    """Read ``versions/<contract>/releases.yaml``; an absent file is an empty history.
+
+    Anything else at that path that is not a regular file of bounded size (a directory, a symlink to a
+    device) is a LockError, never an empty history: ``release verify`` must not pass on a lock it cannot read.
+    """
     path = lock_path(root, contract)
     source = f"{VERSIONS_DIR}/{contract}/{LOCK_FILE}"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return ReleaseLock(contract, source=source)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LockError(source, f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise LockError(source, "not UTF-8 text") from None
+        text = strict_yaml.read_text(path)
+    except strict_yaml.YamlProblem as exc:
+        raise LockError(source, str(exc)) from None
     return parse_lock(text, contract, source)
 
 
 def parse_lock(text: str, contract: str, source: str) -> ReleaseLock:
-    """Parse lock text; every problem is a LockError naming the entry and key."""
+    """Parse lock text; every problem is a LockError naming the entry and key (duplicate keys refused)."""
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise LockError(source, f"{where}invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        data = strict_yaml.parse(text)
+    except strict_yaml.YamlProblem as exc:
+        raise LockError(source, str(exc)) from None
     if not isinstance(data, dict):
         raise LockError(source, "must be a YAML mapping with 'contract', 'lock_version' and 'releases'")
     unknown = sorted(set(data) - {"contract", "lock_version", "releases"})
@@ -225,8 +239,8 @@ def _release(entry: Any, where: str, source: str) -> Release:
     for key, allowed in (("class", PROMPT_CLASSES), ("schema_class", SCHEMA_CLASSES), ("status", STATUSES)):
         if entry[key] not in allowed:
             raise fail(key, f"must be one of {', '.join(allowed)}")
-    if not isinstance(entry["date"], str) or not _DATE.match(entry["date"]):
-        raise fail("date", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ")
+    if not is_timestamp(entry["date"]):
+        raise fail("date", f"must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists, not {entry['date']!r}")
     if not isinstance(entry["note"], str):
         raise fail("note", "must be a string")
     artifacts = entry["artifacts"]

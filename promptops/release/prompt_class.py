@@ -1,10 +1,12 @@
-"""The semver class of a prompt change (DESIGN.md §4): its schema target and the contract it renders.
+"""The semver class of a prompt change : its schema target and the contract it renders.
 
 A prompt's *rendered contract* is what it tells the model about the output: the schema version it targets
 and, for every field of that schema the rendered text restates, the field's status (required or optional),
 its type-and-bounds text (the parenthesis after the name: ``(integer, >= 1)``) and its enum set. It is read
-from a render with lint's sample context by lint's own reading of field items and enum statements
-(``promptops.lint.reading``), keeping only names that are fields of the targeted schema; descriptions,
+from a render with lint's sample context by lint's own reading of field and enum statements
+(``promptops.lint.reading``: by the schema's field names and enum values and the text's structure, not by
+fixed labels), so restating the same rules in other words or another layout (hand-written lists replaced by
+the shared partials, a list turned into a table with the same type texts) is a patch; descriptions,
 instructions and every other sentence are wording.
 
 Classes, old prompt -> new prompt:
@@ -20,7 +22,6 @@ Classes, old prompt -> new prompt:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -106,24 +107,16 @@ def rank(change: str) -> int:
 
 def rendered_contract(text: str, shape: OutputShape) -> RenderedContract:
     """Read the rendered contract of prompt ``text``, which targets the schema compiled into ``shape``."""
-    top, item = set(shape.top.properties), set(shape.item.properties)
+    found = reading.read(text, reading.vocabulary(shape))
     statuses: dict[tuple[str, str], set[str]] = {}
     rules: dict[tuple[str, str], set[str]] = {}
-    for found in reading.field_items(text):
-        level = _level(found.name, found.scope, top, item)
-        if level is None:
-            continue
-        key = (level, found.name)
-        statuses.setdefault(key, set()).add(found.status or "unlabelled")
-        rule = _rule_text(found.text, found.name)
-        rules.setdefault(key, set()).update([rule] if rule is not None else [])
+    for statement in found.fields:
+        key = (statement.level or "either", statement.name)
+        statuses.setdefault(key, set()).add(statement.status or "unlabelled")
+        rules.setdefault(key, set()).update([statement.rule] if statement.rule is not None else [])
     enums: dict[tuple[str, str], set[str]] = {}
-    for statement in reading.enum_statements(text):
-        level = _level(statement.name, None, top, item)
-        if level is None:
-            continue
-        key = next((k for k in statuses if k[1] == statement.name), (level, statement.name))
-        enums.setdefault(key, set()).update(statement.values)
+    for enum in found.enums:
+        enums.setdefault((enum.level or "either", enum.name), set()).update(enum.values)
     fields = {
         key: StatedField(
             key[0],
@@ -210,25 +203,6 @@ def _field(before: StatedField, after: StatedField) -> list[PromptDifference]:
             PromptDifference("enum_set_changed", after.label, MAJOR, f"{after.label}: enum set {'; '.join(parts)}")
         )
     return out
-
-
-def _level(name: str, scope: str | None, top: set[str], item: set[str]) -> str | None:
-    if scope == "top":
-        return "top" if name in top else None
-    if scope == "item":
-        return "item" if name in item else None
-    if name in top and name in item:
-        return "either"
-    if name in top:
-        return "top"
-    return "item" if name in item else None
-
-
-def _rule_text(line: str, name: str) -> str | None:
-    quoted = re.escape(name)
-    item = rf"[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\*\*)?(?:`{quoted}`|\"{quoted}\")(?:\*\*)?"
-    match = re.match(rf"{item}[ \t]*\(([^()\n]*)\)", line)
-    return " ".join(match[1].split()) if match else None
 
 
 def _words(values: frozenset[str]) -> str:

@@ -57,6 +57,17 @@ GOOD = dump_lock(ReleaseLock("x", (_release("1.0.0"), _release("1.0.1")), True))
             "key 'releases[1].artifacts.schemas/1.0.json': digest differs from the one release 1.0.0 locked",
         ),
         ("contract: x", "contract: [x", "line 4: invalid YAML"),
+        # an impossible date, quoted or not, is refused by its key
+        ("'2025-06-02T09:30:00Z'", "'2026-02-30T25:61:61Z'", "key 'releases[0].date': must be a UTC timestamp"),
+        ("'2025-06-02T09:30:00Z'", "2026-02-30T23:00:00Z", "'releases[0].date': must be a UTC timestamp"),
+        # a key given twice is refused at its second line, never last-wins
+        ("lock_version: 1", "lock_version: 1\nlock_version: 1", "line 5: invalid YAML: duplicate key 'lock_version'"),
+        ("  note: n\n", "  note: n\n  note: m\n", "invalid YAML: duplicate key 'note' (first on line"),
+        (
+            f"prompts/1.0.0.j2: {A}",
+            f"prompts/1.0.0.j2: {A}\n    prompts/1.0.0.j2: {A}",
+            "duplicate key 'prompts/1.0.0.j2'",
+        ),
     ],
 )
 def test_each_defect_is_one_line_naming_the_key(old: str, new: str, problem: str) -> None:

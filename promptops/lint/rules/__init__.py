@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from promptops.lint.model import Finding, Level, LintContext, Rule
-from promptops.lint.rules.contract import EnumSets, OptionalFields, PinnedVersions, RequiredFields
+from promptops.lint.rules.contract import PinnedVersions
+from promptops.lint.rules.fields import EnumSets, OptionalFields, RequiredFields
 from promptops.lint.rules.instructions import ChangedFilesOnly, OmitUncertain, StrictJson
+from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.rules.template import EncodingDamage, TemplateUnreadable, UndefinedVariable
 from promptops.lint.subject import ALL_KINDS, Subject
@@ -51,9 +53,47 @@ RULES: tuple[Rule, ...] = (
     UndefinedVariable(),
     ReleasedArtifactModified(),
     EncodingDamage(),
+    NoHeadTemplate(),
     UnusedSuppression(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 UNSUPPRESSIBLE = frozenset({TemplateUnreadable.code})
 
-__all__ = ["RULES", "RULES_BY_CODE", "UNSUPPRESSIBLE", "UnusedSuppression"]
+
+def reference(rules: Sequence[Rule] = RULES) -> str:
+    """The rule reference as Markdown, generated from the rules' docstrings (one section per rule).
+
+    The docstrings are reStructuredText-like: a summary line, paragraphs, and examples introduced by a line
+    ending in ``::`` with an indented block; each block becomes a fenced code block. Pass
+    ``promptops.release.CHECK_RULES`` for the ``release check`` problems.
+    """
+    out: list[str] = []
+    for rule in rules:
+        level = "" if rule.level is Level.ERROR else f" ({rule.level})"
+        out += [f"### {rule.code} {rule.name}{level}", ""]
+        lines = rule.doc().split("\n")
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            if line.endswith("::"):
+                out += [line[:-1].rstrip() if not line.endswith(" ::") else line[:-3], "", "```jinja"]
+                index += 1
+                block: list[str] = []
+                while index < len(lines) and (not lines[index].strip() or lines[index].startswith("    ")):
+                    block.append(lines[index][4:])
+                    index += 1
+                while block and not block[-1].strip():
+                    block.pop()
+                while block and not block[0].strip():
+                    block.pop(0)
+                out += [*block, "```", ""]
+                continue
+            out.append(line)
+            index += 1
+        while out and not out[-1].strip():
+            out.pop()
+        out.append("")
+    return "\n".join(out)
+
+
+__all__ = ["RULES", "RULES_BY_CODE", "UNSUPPRESSIBLE", "UnusedSuppression", "reference"]

@@ -1,5 +1,5 @@
-"""Rules that hold a prompt to its contract: pinned versions (PO001), required and optional fields (PO002,
-PO003) and enum sets (PO004), each compared with the schema version the template pins."""
+"""The rule that holds a prompt's pinned versions to its contract and release lock (PO001); the field rules
+(PO002-PO004) are in ``fields.py``."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from promptops.errors import VersionError
-from promptops.lint import reading
 from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
 from promptops.lint.rules.release import snapshot_difference
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
 from promptops.render import PIN_NAMES, PinDeclaration, pin_declarations
-from promptops.shape import ObjectShape
 from promptops.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
 
 _EXAMPLE = {"prompt_version": "1.0.0", "schema_version": "1.0"}
@@ -33,10 +31,10 @@ class PinnedVersions(Rule):
     """The prompt_version and schema_version pins are missing, malformed, or do not match the contract.
 
     A template pins both versions once, at the top level, as string literals; the rendered prompt must
-    contain each literal the model has to write back (seed 000 §7.3 rule 1), that is, each version the
-    contract's output declares (``versions.schema_field``, ``versions.prompt_field``). A contract whose
-    output declares no versions gets them from the request (the caller passes the pins to the parser), so
-    its prompt need not show them. The schema version needs a schema file
+    contain each literal the model has to write back (as the ReviewResult contract's prompt rules require),
+    that is, each version the contract's output declares (``versions.schema_field``,
+    ``versions.prompt_field``). A contract whose output declares no versions gets them from the request
+    (the caller passes the pins to the parser), so its prompt need not show them. The schema version needs a schema file
     (``versions/<contract>/schemas/X.Y.json``), and the contract's default parser must accept what the
     prompt makes the model write: the prompt version exactly as ``policy.prompt_version`` (any patch of it
     with ``allow_prompt_patch_drift``), the schema version in the major line of ``policy.schema_floor`` and
@@ -75,9 +73,10 @@ class PinnedVersions(Rule):
         for name in PIN_NAMES:
             found = [p for p in declared if p.name == name]
             if not found:
+                # beside the other pin when there is one: the pins are declared together
                 yield self.finding(
                     subject,
-                    FILE_START,
+                    subject.line_span(declared[0].line) if declared else FILE_START,
                     f'no {name} pin: declare {{% set {name} = "{self._expected(subject, name)}" %}} at the top level',
                 )
                 continue
@@ -242,154 +241,3 @@ def _declared_in_output(subject: Subject, pin_name: str) -> bool:
     assert subject.contract is not None
     fields = subject.contract.versions
     return (fields.prompt if pin_name == "prompt_version" else fields.schema) is not None
-
-
-def _levels(subject: Subject) -> Iterator[tuple[reading.Scope, str, ObjectShape]]:
-    assert subject.shape is not None
-    yield "top", "top-level", subject.shape.top
-    yield "item", "finding", subject.shape.item
-
-
-class RequiredFields(Rule):
-    """A required field is not restated as required, or is listed as optional.
-
-    Every field the pinned schema requires, at the top level and in each finding, must appear in the
-    rendered prompt as a field item with status "required": a list line starting with the name in
-    backticks, under a label such as ``Required fields of each finding:`` or marked ``(required)`` itself.
-    The shared partial ``_partials/fields.j2`` writes these lists from the schema.
-
-    Fails (``line`` is required by the schema)::
-
-        Required fields of each finding: `id`, `severity`, ...
-        Optional fields of each finding:
-        - `line` (integer)
-
-    Passes::
-
-        Required fields of each finding:
-        - `line` (integer, >= 1)
-    """
-
-    code = "PO002"
-    name = "required-fields"
-    kinds = CONTRACT_KINDS
-
-    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
-        if subject.render is None or subject.shape is None:
-            return
-        items = reading.field_items(subject.render.text)
-        for scope, label, shape in _levels(subject):
-            for name in shape.required:
-                mine = [i for i in items if i.name == name and i.scope in (None, scope)]
-                required = [i for i in mine if i.status == "required"]
-                optional = [i for i in mine if i.status == "optional"]
-                if optional:
-                    item = optional[0]
-                    how = "also listed" if required else "listed only"
-                    yield self.finding(
-                        subject,
-                        subject.locate(item.offset, item.text),
-                        f"required {label} field `{name}` is {how} as optional",
-                    )
-                elif not required:
-                    yield self.finding(
-                        subject, FILE_START, f"required {label} field `{name}` is not restated as required"
-                    )
-
-
-class OptionalFields(Rule):
-    """An optional field is not restated as optional, or is listed as required.
-
-    Every field the pinned schema declares but does not require must appear in the rendered prompt as a
-    field item with status "optional" (under a label such as ``Optional fields of each finding:``), and never
-    as required: a model told a field is required fabricates a value for it.
-
-    Fails (``suggestion`` is optional in the schema)::
-
-        Required fields of each finding:
-        - `suggestion` (string)
-
-    Passes::
-
-        Optional fields of each finding:
-        - `suggestion` (string)
-    """
-
-    code = "PO003"
-    name = "optional-fields"
-    kinds = CONTRACT_KINDS
-
-    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
-        if subject.render is None or subject.shape is None:
-            return
-        items = reading.field_items(subject.render.text)
-        for scope, label, shape in _levels(subject):
-            for name in shape.optional:
-                mine = [i for i in items if i.name == name and i.scope in (None, scope)]
-                required = [i for i in mine if i.status == "required"]
-                if required:
-                    item = required[0]
-                    yield self.finding(
-                        subject,
-                        subject.locate(item.offset, item.text),
-                        f"optional {label} field `{name}` is listed as required",
-                    )
-                elif not any(i.status == "optional" for i in mine):
-                    yield self.finding(
-                        subject, FILE_START, f"optional {label} field `{name}` is not restated as optional"
-                    )
-
-
-class EnumSets(Rule):
-    """An enum set is not restated, or differs from the schema's.
-
-    For every field with an enum in the pinned schema, the rendered prompt must say the field's name, then
-    "one of", then exactly the schema's values (each in backticks or double quotes, on the same line).
-    Every such statement is compared with the schema as a set: a missing value, a misspelled one or an extra
-    one fails.
-
-    Fails::
-
-        - `severity` (required): one of `critcal`, `high`, `medium`, `low`, `info`
-
-    Passes::
-
-        - `severity` (required): one of `critical`, `high`, `medium`, `low`, `info`
-    """
-
-    code = "PO004"
-    name = "enum-sets"
-    kinds = CONTRACT_KINDS
-
-    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
-        if subject.render is None or subject.shape is None:
-            return
-        statements = reading.enum_statements(subject.render.text)
-        for _, label, shape in _levels(subject):
-            for name, rule in shape.properties.items():
-                allowed = rule.enum_strings
-                if allowed is None:
-                    continue
-                mine = [s for s in statements if s.name == name]
-                if not mine:
-                    listed = ", ".join(f"`{v}`" for v in allowed)
-                    yield self.finding(
-                        subject,
-                        FILE_START,
-                        f"enum set of {label} field `{name}` is not restated (one of {listed})",
-                    )
-                for statement in mine:
-                    missing = [v for v in allowed if v not in statement.values]
-                    extra = [v for v in dict.fromkeys(statement.values) if v not in allowed]
-                    if not missing and not extra:
-                        continue
-                    parts = []
-                    if missing:
-                        parts.append("missing " + ", ".join(f"`{v}`" for v in missing))
-                    if extra:
-                        parts.append("not allowed " + ", ".join(f"`{v}`" for v in extra))
-                    yield self.finding(
-                        subject,
-                        subject.locate(statement.offset, statement.text),
-                        f"enum set of {label} field `{name}` differs from the schema: " + "; ".join(parts),
-                    )

@@ -1,5 +1,6 @@
-"""Rules for the instructions seed 000 §7.3 requires: changed files only (PO005), omit rather than fabricate
-(PO006), strict JSON with no prose (PO007). Each reads the sentences of the representative render."""
+"""Rules for the instructions the ReviewResult contract requires of a prompt: changed files only (PO005),
+omit rather than fabricate (PO006), strict JSON with no prose (PO007). Each reads the sentences of the
+representative render."""
 
 from __future__ import annotations
 
@@ -7,8 +8,18 @@ import re
 from collections.abc import Iterator
 
 from promptops.lint import reading
-from promptops.lint.model import FILE_START, Finding, LintContext, Rule
+from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
 from promptops.lint.subject import CONTRACT_KINDS, SAMPLE_CHANGED_FILES, Subject
+
+
+def _prompt_start(subject: Subject) -> Span:
+    """Where a missing instruction is reported: the template line that renders the prompt's first text (an
+    instruction is a whole-prompt property, but the file's line 1 is usually a comment or a pin)."""
+    assert subject.render is not None
+    text = subject.render.text
+    start = len(text) - len(text.lstrip())
+    line = text[start:].split("\n", 1)[0]
+    return subject.locate(start, line) if line.strip() else FILE_START
 
 
 def _first(subject: Subject, *patterns: re.Pattern[str]) -> reading.Sentence | None:
@@ -52,10 +63,12 @@ class ChangedFilesOnly(Rule):
             return
         instruction = _first(subject, _CHANGED, _ONLY)
         if instruction is None:
-            yield self.finding(subject, FILE_START, "no instruction to report findings only on the changed files")
+            yield self.finding(
+                subject, _prompt_start(subject), "no instruction to report findings only on the changed files"
+            )
         missing = [p for p in SAMPLE_CHANGED_FILES if p not in subject.render.text]
         if missing:
-            span = subject.locate(instruction.offset, instruction.text) if instruction else FILE_START
+            span = subject.locate(instruction.offset, instruction.text) if instruction else _prompt_start(subject)
             shown = len(SAMPLE_CHANGED_FILES) - len(missing)
             yield self.finding(
                 subject,
@@ -74,13 +87,19 @@ _DOUBT = re.compile(
     r"can(?:not|'t) (?:verify|confirm)|speculative|fabricat\w*|invent\w*|guess\w*|ma(?:k|d)e up)\b",
     re.IGNORECASE,
 )
-_FINDING = re.compile(r"\b(findings?|issues?|problems?)\b", re.IGNORECASE)
+# What a reviewer reports, in the words templates use for it (a contract's items may be "vulnerabilities").
+_FINDING = re.compile(
+    r"\b(findings?|issues?|problems?|vulnerabilit(?:y|ies)|bugs?|defects?|flaws?|weakness(?:es)?|risks?|"
+    r"concerns?|comments?|results?|items?)\b",
+    re.IGNORECASE,
+)
 
 
 class OmitUncertain(Rule):
     """No instruction to omit invalid or uncertain findings rather than fabricate them.
 
-    The rendered prompt needs one sentence that names findings (or issues, problems), says to omit them
+    The rendered prompt needs one sentence that names findings (or issues, problems, vulnerabilities, bugs,
+    defects...), says to omit them
     (omit, leave out, skip, do not report...) and says when or instead of what (uncertain, invalid, not
     sure, rather than fabricating, guessing...). The parser drops an invalid finding; a fabricated one that
     happens to validate is worse.
@@ -102,7 +121,7 @@ class OmitUncertain(Rule):
         if subject.render is not None and _first(subject, _OMIT, _DOUBT, _FINDING) is None:
             yield self.finding(
                 subject,
-                FILE_START,
+                _prompt_start(subject),
                 "no instruction to omit uncertain or invalid findings rather than fabricate them",
             )
 
@@ -144,8 +163,8 @@ class StrictJson(Rule):
         if subject.render is None:
             return
         if _first(subject, _JSON_ONLY) is None:
-            yield self.finding(subject, FILE_START, "no instruction to answer with strict JSON only")
+            yield self.finding(subject, _prompt_start(subject), "no instruction to answer with strict JSON only")
         if _first(subject, _NEGATION, _WRAPPERS) is None:
             yield self.finding(
-                subject, FILE_START, "no instruction forbidding prose or markdown fences around the JSON"
+                subject, _prompt_start(subject), "no instruction forbidding prose or markdown fences around the JSON"
             )

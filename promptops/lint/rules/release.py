@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
 from promptops.lint.subject import Subject
@@ -71,7 +72,14 @@ class ReleasedArtifactModified(Rule):
         return Span(line, column, line, column + len(path)) if column else Span.point(line)
 
 
-def snapshot_difference(subject: Subject, root: Path, lock: ReleaseLock, version: PromptVersion) -> str | None:
+class HeadFile(Protocol):
+    """A head template by its path (a lint Subject, or the head ``release check`` reads)."""
+
+    @property
+    def path(self) -> Path: ...
+
+
+def snapshot_difference(subject: HeadFile, root: Path, lock: ReleaseLock, version: PromptVersion) -> str | None:
     """How the head template ``subject`` differs from the released snapshot of ``version``, or None.
 
     The head is compared byte for byte with the snapshot, and every partial frozen with the release with
