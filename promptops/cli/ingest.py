@@ -51,7 +51,15 @@ MAX_REPORTED = 100
     help="Processes that decode and parse (0: this one). Default: one per core when the logs hold at least "
     f"{AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
 )
-@format_option()
+@click.option(
+    "--input-format",
+    type=click.Choice(["jsonl", "otlp-json"]),
+    default="jsonl",
+    show_default=True,
+    help="What LOGS hold: response log records, or OpenTelemetry spans as OTLP/JSON lines (the Collector's file "
+    "exporter); --format otlp-json says the same.",
+)
+@format_option("text", "json", "otlp-json")
 @pass_project
 def ingest_command(
     project: Project,
@@ -61,13 +69,22 @@ def ingest_command(
     batch_size: int,
     rescan: bool,
     workers: int | None,
+    input_format: str,
     output_format: str,
 ) -> int:
     """Parse response LOGS (.jsonl, .jsonl.gz, or directories of them) into the diagnostics store.
 
+    With --input-format otlp-json, LOGS are OpenTelemetry trace files (OTLP/JSON, one export request a line):
+    each model-call span is stored as the response it carries; other spans are skipped and counted.
+
     Exit codes: 0 all records stored; 2 some records were bad (reported with file:line, the rest stored);
     3 tool failure (store locked past --lock-timeout, unreadable log or store, broken contract).
     """
+    ingest: Callable[..., IngestReport] = ingest_logs
+    if "otlp-json" in (input_format, output_format):
+        from promptops.store.otlp import ingest_otlp
+
+        ingest, output_format = ingest_otlp, output_format.replace("otlp-json", "text")
     path, display = store_location(project, store_path)
     parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     reporter = _BadRecords()
@@ -77,7 +94,7 @@ def ingest_command(
         cores = os.cpu_count() or 1
         workers = cores if cores > 1 and size >= AUTO_WORKERS_BYTES else 0
     with Store.open(path, display=display, lock_timeout=lock_timeout) as store, _progress(size) as progress:
-        report = ingest_logs(
+        report = ingest(
             paths,
             store,
             parsers,
@@ -126,6 +143,8 @@ class _BadRecords:
 def _summary(display: str, report: IngestReport) -> str:
     data: dict[str, Any] = report.to_dict()
     skipped = f", {data['segments_skipped']} already ingested" if data["segments_skipped"] else ""
+    if "spans_skipped" in data:  # OTLP input
+        skipped += f"; {data['spans']:,} spans, {data['spans_skipped']:,} not model calls"
     return (
         f"{display}: {data['inserted']:,} responses stored ({data['diagnostics']:,} diagnostics), "
         f"{data['duplicates']:,} already stored, {data['bad_records']:,} bad records; "
