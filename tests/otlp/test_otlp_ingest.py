@@ -246,3 +246,45 @@ def test_unknown_contracts_and_broken_lines_are_bad_records_with_their_place(
 def test_a_missing_file_is_a_tool_failure(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _cli(capsys, project, "ingest", "logs/none.json", "--input-format", "otlp-json")
     assert code == 3 and err.count("\n") == 1 and "none.json" in err
+
+
+def test_the_documented_instrumentation_example_is_ingested(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The ten-line example of docs/integrations.md, run as written with the real SDK, gives a stored response."""
+    page = (REPO_ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    example = next(block for block in page.split("```python\n")[1:] if "start_as_current_span" in block)
+    example = example.split("```")[0]
+    assert len(example.strip().splitlines()) <= 12
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    demo = _demo_records()[0]
+
+    class Reply:
+        text = demo["raw"]
+
+    class Client:
+        def chat(self, messages: list[dict[str, str]]) -> Reply:
+            assert messages
+            return Reply()
+
+    namespace: dict[str, Any] = {
+        "request_id": "doc-example-1",
+        "arm": "candidate",
+        "changed_files": demo["changed_files"],
+        "client": Client(),
+        "messages": [{"role": "user", "content": "review this"}],
+    }
+    # the example asks the global API for its tracer, as a service does; the SDK lets a process set it once
+    trace.set_tracer_provider(provider)
+    assert trace.get_tracer_provider() is provider, "another test set the global tracer provider"
+    exec(compile(example, "integrations.md", "exec"), namespace)
+    provider.shutdown()
+    _write_otlp(project / "logs" / "example.json", list(exporter.get_finished_spans()), per_request=10)
+    code, out, err = _cli(
+        capsys, project, "ingest", "logs/example.json", "--input-format", "otlp-json", "--format", "json"
+    )
+    assert (code, err) == (0, "")
+    assert json.loads(out)["inserted"] == 1
+    with duckdb.connect(str(project / ".promptops" / "diagnostics.duckdb"), read_only=True) as db:
+        row = db.execute("select response_id, rollout_id, arm, unit, model, accepted from responses").fetchone()
+    assert row == ("doc-example-1", "review-1.1", "candidate", "acme/api#42", "gpt-4.1", True)
