@@ -1,14 +1,17 @@
 """MkDocs hooks (mkdocs.yml ``hooks:``): pages generated from the code at build time, so they cannot drift.
 
-The ``<!-- lint-rules -->`` marker (in ``lint-rules.md``) becomes the reference of every lint rule, from the
-rules' own docstrings (what ``promptops lint --explain CODE`` prints). The CLI reference comes from the
-mkdocs-click extension and the library API from mkdocstrings; these rules are plain classes, so a hook renders
-them.
+The ``<!-- lint-rules -->`` marker (in ``lint-rules.md``) becomes the reference of every lint rule, and of the
+release check's problems when promptops has them, from the rules' own docstrings (what ``promptops lint
+--explain CODE`` prints). The lint package renders its docstrings itself when it offers
+``promptops.lint.rules.reference()``; otherwise this hook renders them from the rule classes. The CLI
+reference comes from the mkdocs-click extension and the library API from mkdocstrings.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 LINT_MARKER = "<!-- lint-rules -->"
@@ -21,20 +24,53 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
 
 def lint_rules_markdown() -> str:
-    """One section per rule: code, name, level, the file kinds it checks, then its documentation."""
+    """A summary table, then one section per rule: code, name, level, then its documentation."""
     from promptops.lint import RULES  # imported at build time: the installed package's rules
 
+    render = _package_reference() or _reference
+    parts = ["## Rules", "", _table(RULES), "", render(RULES)]
+    check_rules = _release_check_rules()
+    if check_rules:
+        parts += [
+            "",
+            "## Release check",
+            "",
+            "The problems `promptops release check` reports about a head template against the release lock.",
+            "",
+            _table(check_rules),
+            "",
+            render(check_rules),
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def _package_reference() -> Callable[[Sequence[Any]], str] | None:
+    rules = importlib.import_module("promptops.lint.rules")
+    reference = getattr(rules, "reference", None)
+    return reference if callable(reference) else None
+
+
+def _release_check_rules() -> Sequence[Any]:
+    try:
+        release = importlib.import_module("promptops.release")
+    except ImportError:
+        return ()
+    found = getattr(release, "CHECK_RULES", ())
+    return tuple(found)
+
+
+def _table(rules: Sequence[Any]) -> str:
     rows = ["| code | name | level | summary |", "| --- | --- | --- | --- |"]
+    rows += [f"| {r.code} | `{r.name}` | {r.level} | {r.summary()} |" for r in rules]
+    return "\n".join(rows)
+
+
+def _reference(rules: Sequence[Any]) -> str:
     sections = []
-    for rule in RULES:
-        anchor = rule.code.lower()
-        rows.append(f"| [{rule.code}](#{anchor}) | `{rule.name}` | {rule.level} | {rule.summary()} |")
-        kinds = ", ".join(sorted(str(kind) for kind in rule.kinds))
-        sections.append(
-            f"## {rule.code} `{rule.name}` {{#{anchor}}}\n\n"
-            f"**Level:** {rule.level} · **checks:** {kinds} templates\n\n{rst_to_markdown(rule.doc())}\n"
-        )
-    return "\n".join(rows) + "\n\n" + "\n".join(sections)
+    for rule in rules:
+        level = "" if str(rule.level) == "error" else f" ({rule.level})"
+        sections.append(f"### {rule.code} {rule.name}{level}\n\n{rst_to_markdown(rule.doc())}\n")
+    return "\n".join(sections)
 
 
 def rst_to_markdown(text: str) -> str:
@@ -54,6 +90,8 @@ def rst_to_markdown(text: str) -> str:
                 index += 1
             while block and not block[-1].strip():
                 block.pop()
+            while block and not block[0].strip():
+                block.pop(0)
             indent = min((len(b) - len(b.lstrip()) for b in block if b.strip()), default=0)
             out += ["", "```jinja", *(b[indent:] for b in block), "```", ""]
             continue

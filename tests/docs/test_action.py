@@ -150,6 +150,25 @@ def test_release_check(repo: Path, tmp_path: Path) -> None:
         pytest.skip("this promptops has no `release check` command")
     code, summary, outputs, _ = _action(repo, tmp_path, lint="false", release_check="true")
     assert code == 0 and outputs["release-check-exit-code"] == "0" and "## promptops release check" in summary
+    # an enum value removed from the head's schema without a version bump: a major change under released pins
+    schema_path = repo / "versions" / "review-result" / "schemas" / "1.1.json"
+    schema = json.loads(schema_path.read_text())
+    _drop_an_enum_value(schema)
+    schema_path.write_text(json.dumps(schema, indent=2))
+    code, summary, outputs, _ = _action(repo, tmp_path, lint="false", release_check="true")
+    assert code == 2 and outputs["release-check-exit-code"] == "2" and "❌ exit 2." in summary
+
+
+def _drop_an_enum_value(node: Any) -> bool:
+    if isinstance(node, dict):
+        values = node.get("enum")
+        if isinstance(values, list) and len(values) > 1:
+            values.pop()
+            return True
+        return any(_drop_an_enum_value(child) for child in node.values())
+    if isinstance(node, list):
+        return any(_drop_an_enum_value(child) for child in node)
+    return False
 
 
 def test_action_metadata_follows_the_published_rules() -> None:
@@ -181,8 +200,9 @@ def test_the_gitlab_job_follows_gitlabs_rules_and_runs(repo: Path, tmp_path: Pat
     # installed (this checkout's), the plan's candidate unreleased so the gate fails
     _break_template(repo)
     _unreleased_candidate(repo)
+    # (the release check of a broken head is test_release_check's subject; here it would only add its own code)
     lines = [line for line in job["script"] if "pip install" not in line]
-    release_check = "true" if _has_release_check() else "false"
+    release_check = "false"
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
