@@ -177,7 +177,7 @@ def test_action_metadata_follows_the_published_rules() -> None:
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
     install = next(step for step in steps if "pip install" in step.get("run", ""))
-    assert '"${{ github.action_path }}"' in install["run"]  # promptops from the action's own ref
+    assert '"${{ github.action_path }}[store]"' in install["run"]  # promptops from the action's own ref
     assert any(step.get("uses", "").startswith("github/codeql-action/upload-sarif@") for step in steps)
     # every input the steps use is declared, and every input reaches the script or a step
     text = (REPO_ROOT / "action.yml").read_text()

@@ -22,7 +22,7 @@ def test_the_readme_is_short_and_runs_what_ci_runs() -> None:
     command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
     assert command in text.splitlines(), "the README's test command must be exactly what .ci/run runs"
     assert command.endswith("&& .venv/bin/mkdocs build --strict")
-    assert "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/promptops demo" in text
+    assert "python3 -m venv .venv && .venv/bin/pip install -q -e '.[store]' && .venv/bin/promptops demo" in text
 
 
 def test_the_readme_links_only_to_pages_that_exist_and_are_in_the_docs_nav() -> None:
