@@ -112,7 +112,7 @@ def ingest_command(
     if output_format == "json":
         click.echo(json.dumps({"store": display, **report.to_dict(), "exit_code": code}, indent=2))
     else:
-        click.echo(_summary(display, report))
+        click.echo(_summary(display, report) + _spans(report))
     return code
 
 
@@ -124,6 +124,14 @@ def _progress(size: int) -> Iterator[Callable[[int], None] | None]:
         return
     with click.progressbar(length=size, label="ingesting", file=sys.stderr) as bar:
         yield bar.update
+
+
+def _spans(report: IngestReport) -> str:
+    """What an OTLP ingest read besides records: its spans, and how many were no model call."""
+    data = report.to_dict()
+    if "spans_skipped" not in data:
+        return ""
+    return f"; {data['spans']:,} spans, {data['spans_skipped']:,} not model calls"
 
 
 class _BadRecords:
@@ -143,8 +151,6 @@ class _BadRecords:
 def _summary(display: str, report: IngestReport) -> str:
     data: dict[str, Any] = report.to_dict()
     skipped = f", {data['segments_skipped']} already ingested" if data["segments_skipped"] else ""
-    if "spans_skipped" in data:  # OTLP input
-        skipped += f"; {data['spans']:,} spans, {data['spans_skipped']:,} not model calls"
     return (
         f"{display}: {data['inserted']:,} responses stored ({data['diagnostics']:,} diagnostics), "
         f"{data['duplicates']:,} already stored, {data['bad_records']:,} bad records; "
