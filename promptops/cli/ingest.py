@@ -34,6 +34,14 @@ MAX_REPORTED = 100
 
 @click.command("ingest")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--input-format",
+    type=click.Choice(["jsonl", "otlp-json"]),
+    default="jsonl",
+    show_default=True,
+    help="What LOGS hold: response log records, or OpenTelemetry spans as OTLP/JSON lines (the Collector's file "
+    "exporter); --format otlp-json says the same.",
+)
 @store_option("DuckDB file to write")
 @lock_timeout_option()
 @click.option(
@@ -51,25 +59,17 @@ MAX_REPORTED = 100
     help="Processes that decode and parse (0: this one). Default: one per core when the logs hold at least "
     f"{AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
 )
-@click.option(
-    "--input-format",
-    type=click.Choice(["jsonl", "otlp-json"]),
-    default="jsonl",
-    show_default=True,
-    help="What LOGS hold: response log records, or OpenTelemetry spans as OTLP/JSON lines (the Collector's file "
-    "exporter); --format otlp-json says the same.",
-)
 @format_option("text", "json", "otlp-json")
 @pass_project
 def ingest_command(
     project: Project,
     logs: tuple[Path, ...],
+    input_format: str,
     store_path: Path | None,
     lock_timeout: float,
     batch_size: int,
     rescan: bool,
     workers: int | None,
-    input_format: str,
     output_format: str,
 ) -> int:
     """Parse response LOGS (.jsonl, .jsonl.gz, or directories of them) into the diagnostics store.
