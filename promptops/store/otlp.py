@@ -22,6 +22,7 @@ output text is a bad record, reported as ``FILE:LINE: span N: problem`` (N count
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import tempfile
 import zlib
@@ -42,6 +43,7 @@ OTLP_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
 MODEL_CALL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 _PROMPTOPS = "promptops."
 _ENCODER = msgspec.json.Encoder()
+_KEPT_BAD = 1000  # more than any report shows
 
 
 @dataclass
@@ -115,11 +117,17 @@ def ingest_otlp(
     content); a file that cannot be read is reported in ``failed`` and stores nothing.
     """
     report = OtlpIngestReport()
+    placed_bad: list[BadRecord] = []  # the first bad records, at their places in the trace files
+
+    def tell(found: BadRecord) -> None:
+        if len(placed_bad) < _KEPT_BAD:
+            placed_bad.append(found)
+        if on_bad is not None:
+            on_bad(found)
 
     def bad(display: str, line: int, problem: str) -> None:
         report.bad_spans += 1
-        if on_bad is not None:
-            on_bad(BadRecord(display, line, problem))
+        tell(BadRecord(display, line, problem))
 
     with tempfile.TemporaryDirectory(prefix="promptops-otlp-") as scratch:
         converted: list[_Converted] = []
@@ -138,8 +146,7 @@ def ingest_otlp(
 
         def placed(found: BadRecord) -> None:  # a record line of the converted file -> its span in the source
             line, index = by_display[found.source].places[found.line - 1]
-            if on_bad is not None:  # counted by the ingest's own report
-                on_bad(BadRecord(found.source, line, f"span {index}: {found.problem}"))
+            tell(BadRecord(found.source, line, f"span {index}: {found.problem}"))  # the ingest's report counts it
 
         inner = ingest_logs(
             [item.jsonl for item in converted],
@@ -151,8 +158,22 @@ def ingest_otlp(
             on_bad=placed,
             processes=processes,
         )
-    report.segments.extend(inner.segments)
+    _take_over(report, inner, placed_bad)
     return report
+
+
+def _take_over(report: OtlpIngestReport, inner: IngestReport, placed_bad: list[BadRecord]) -> None:
+    """Whatever the ingest's report records besides its segments is the OTLP report's too; a sample of bad
+    records it keeps names the places in the trace files, not in the converted records."""
+    for spec in dataclasses.fields(inner):
+        if spec.name != "segments":
+            setattr(report, spec.name, getattr(inner, spec.name))
+    report.segments.extend(inner.segments)
+    sample, add = getattr(report, "bad_sample", None), getattr(report, "add_bad", None)
+    if isinstance(sample, list) and callable(add):
+        sample.clear()
+        for found in placed_bad:
+            add(found)
 
 
 def find_otlp_files(paths: list[Path]) -> list[Path]:
