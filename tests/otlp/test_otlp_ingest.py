@@ -142,6 +142,7 @@ def _stored(path: Path) -> list[tuple[Any, ...]]:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "versions").symlink_to(REPO_ROOT / "versions", target_is_directory=True)
+    (tmp_path / "rollout").symlink_to(REPO_ROOT / "rollout", target_is_directory=True)  # the plan of review-1.1
     (tmp_path / "logs").mkdir()
     return tmp_path
 
@@ -241,6 +242,9 @@ def test_unknown_contracts_and_broken_lines_are_bad_records_with_their_place(
     ]
     summary = json.loads(out)
     assert summary["inserted"] == 1 and summary["bad_records"] == 4
+    # where the JSON output carries a sample of the bad records, it names the same places as stderr
+    for sample in summary.get("bad_records_sample", []):
+        assert f"promptops: {sample['source']}:{sample['line']}: {sample['problem']}" in err.splitlines()
 
 
 def test_a_missing_file_is_a_tool_failure(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -286,5 +290,5 @@ def test_the_documented_instrumentation_example_is_ingested(project: Path, capsy
     assert (code, err) == (0, "")
     assert json.loads(out)["inserted"] == 1
     with duckdb.connect(str(project / ".promptops" / "diagnostics.duckdb"), read_only=True) as db:
-        row = db.execute("select response_id, rollout_id, arm, unit, model, accepted from responses").fetchone()
-    assert row == ("doc-example-1", "review-1.1", "candidate", "acme/api#42", "gpt-4.1", True)
+        row = db.execute("select response_id, rollout_id, arm, unit, model from responses").fetchone()
+    assert row == ("doc-example-1", "review-1.1", "candidate", "acme/api#42", "gpt-4.1")
