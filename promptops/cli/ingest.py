@@ -39,6 +39,14 @@ MAX_REPORTED = 100
 
 @click.command("ingest")
 @click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--input-format",
+    type=click.Choice(["jsonl", "otlp-json"]),
+    default="jsonl",
+    show_default=True,
+    help="What LOGS hold: response log records, or OpenTelemetry spans as OTLP/JSON lines (the Collector's file "
+    "exporter); --format otlp-json says the same.",
+)
 @store_option("DuckDB file to write")
 @lock_timeout_option()
 @click.option(
@@ -56,11 +64,12 @@ MAX_REPORTED = 100
     help="Processes that decode and parse (0: this one). Default: one per core when the logs hold at least "
     f"{AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
 )
-@format_option()
+@format_option("text", "json", "otlp-json")
 @pass_project
 def ingest_command(
     project: Project,
     logs: tuple[Path, ...],
+    input_format: str,
     store_path: Path | None,
     lock_timeout: float,
     batch_size: int,
@@ -70,9 +79,17 @@ def ingest_command(
 ) -> int:
     """Parse response LOGS (.jsonl, .jsonl.gz, or directories of them) into the diagnostics store.
 
+    With --input-format otlp-json, LOGS are OpenTelemetry trace files (OTLP/JSON, one export request a line):
+    each model-call span is stored as the response it carries; other spans are skipped and counted.
+
     Exit codes: 0 all records stored; 2 some records were bad (reported with file:line, the rest stored);
     3 tool failure (store locked past --lock-timeout, unreadable log or store, broken contract).
     """
+    ingest: Callable[..., IngestReport] = ingest_logs
+    if "otlp-json" in (input_format, output_format):
+        from promptops.store.otlp import ingest_otlp
+
+        ingest, output_format = ingest_otlp, output_format.replace("otlp-json", "text")
     path, display = store_location(project, store_path)
     parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     reporter = _BadRecords()
@@ -82,7 +99,7 @@ def ingest_command(
         cores = os.cpu_count() or 1
         workers = cores if cores > 1 and size >= AUTO_WORKERS_BYTES else 0
     with Store.open(path, display=display, lock_timeout=lock_timeout) as store, _progress(size) as progress:
-        report = ingest_logs(
+        report = ingest(
             paths,
             store,
             parsers,
@@ -104,7 +121,7 @@ def ingest_command(
         data = {"store": display, **report.to_dict(), "warnings": warnings, "exit_code": code}
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(_summary(display, report))
+        click.echo(_summary(display, report) + _spans(report))
     return code
 
 
@@ -116,6 +133,14 @@ def _progress(size: int) -> Iterator[Callable[[int], None] | None]:
         return
     with click.progressbar(length=size, label="ingesting", file=sys.stderr) as bar:
         yield bar.update
+
+
+def _spans(report: IngestReport) -> str:
+    """What an OTLP ingest read besides records: its spans, and how many were no model call."""
+    data = report.to_dict()
+    if "spans_skipped" not in data:
+        return ""
+    return f"; {data['spans']:,} spans, {data['spans_skipped']:,} not model calls"
 
 
 class _BadRecords:

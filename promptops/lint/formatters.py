@@ -1,4 +1,5 @@
-"""Lint report formats: text (default), json, github (workflow annotations), sarif (SARIF 2.1.0).
+"""Lint report formats: text (default), json, github (workflow annotations), sarif (SARIF 2.1.0), gitlab
+(GitLab's code quality report).
 
 SARIF follows the conventions of ``promptops.sarif`` (what GitHub code scanning requires), with a full
 ``region`` per result; rule ids are the stable PO codes.
@@ -6,6 +7,7 @@ SARIF follows the conventions of ``promptops.sarif`` (what GitHub code scanning 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +17,7 @@ from promptops.lint.engine import LintReport
 from promptops.lint.model import Finding, Rule
 
 SARIF_SCHEMA = sarif.SARIF_SCHEMA
-FORMATS = ("text", "json", "github", "sarif")
+FORMATS = ("text", "json", "github", "sarif", "gitlab")
 
 
 def render_report(
@@ -31,6 +33,8 @@ def render_report(
         return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
     if fmt == "github":
         return "".join(github_line(f) + "\n" for f in report.findings)
+    if fmt == "gitlab":
+        return json.dumps(to_gitlab(report), indent=2, ensure_ascii=False) + "\n"
     if fmt == "sarif":
         return (
             json.dumps(to_sarif(report, rules, sources, tool_version, automation_id), indent=2, ensure_ascii=False)
@@ -138,6 +142,29 @@ def _sarif_rule(rule: Rule) -> dict[str, Any]:
         level=str(rule.level),
         tags=["prompt", "contract"],
     )
+
+
+# GitLab's code quality severities (info, minor, major, critical, blocker) for lint levels.
+GITLAB_SEVERITY = {"error": "major", "warning": "minor"}
+
+
+def to_gitlab(report: LintReport) -> list[dict[str, Any]]:
+    """The findings as a GitLab code quality report (a JSON array the merge request widget reads)."""
+    issues = []
+    seen: dict[str, int] = {}
+    for finding in report.findings:
+        key = f"{finding.code}\0{finding.file}\0{finding.span.line}\0{finding.message}"
+        seen[key] = seen.get(key, 0) + 1  # identical findings on one line still need distinct fingerprints
+        issues.append(
+            {
+                "description": f"{finding.code} {finding.message}",
+                "check_name": finding.code,
+                "fingerprint": hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest(),
+                "severity": GITLAB_SEVERITY.get(str(finding.level), "major"),
+                "location": {"path": finding.file, "lines": {"begin": finding.span.line, "end": finding.span.end_line}},
+            }
+        )
+    return issues
 
 
 def _count(n: int, noun: str) -> str:
