@@ -80,7 +80,7 @@ def slow_parser(contract: Contract) -> Parser:
 
 @pytest.fixture(scope="session")
 def python_gate_parser(contract: Contract) -> Parser:
-    return Parser(contract, speedups=False)
+    return Parser(contract, fast_path=True)
 
 
 @pytest.fixture(params=["fast", "fast-python-gate", "slow"])
