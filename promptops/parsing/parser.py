@@ -26,8 +26,8 @@ from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
 from promptops.policy import ParserPolicy
 
-# Work limits besides the policy's size and depth: a response holding more strings and containers than this
-# (counted as '"', '{' and '[' characters) is too_large, and so is one holding more findings. They keep every
+# Work limits besides the policy's size and depth: a response holding more quotes, opening brackets and tags
+# than this (counted as '"', '{', '[' and '<' characters) is too_large, and so is one holding more findings. They keep every
 # parse linear in the input with small constants (see docs/parser.md for the time and memory bound).
 MAX_TOKENS = 100_000
 MAX_FINDINGS = 10_000
@@ -62,6 +62,7 @@ class Parser:
         self._only_fast = next(iter(self._fast.values())) if len(self._fast) == 1 and len(readable) == 1 else None
         # With several readable schema versions, the declared one picks the fast path to try (a wrong pick only
         # declines: the fast path checks the declaration it decodes).
+        self._guess: FastPath | None = None
         self._peek: tuple[bytes, re.Pattern[bytes]] | None = None
         if fields.schema is not None:
             quoted = f'"{fields.schema}"'.encode()
@@ -97,15 +98,13 @@ class Parser:
             message = f"response is {len(data)} bytes, over the {self._max_bytes}-byte limit"
             return _rejected(Rejection(Code.TOO_LARGE, message))
         if len(data) > MAX_TOKENS:
-            tokens = data.count(b'"') + data.count(b"{") + data.count(b"[")
+            tokens = data.count(b'"') + data.count(b"{") + data.count(b"[") + data.count(b"<")
             if tokens > MAX_TOKENS:
-                message = f"response holds {tokens} strings and brackets ('\"', '{{', '['), over the {MAX_TOKENS} limit"
+                message = f"response holds {tokens} quotes, brackets and tags, over the limit of {MAX_TOKENS}"
                 return _rejected(Rejection(Code.TOO_LARGE, message))
-        fast = self._only_fast if self._only_fast is not None else self._fast_path_for(data, request_versions)
-        if fast is not None:
-            outcome = fast.accept(data, changed, request_versions)
-            if outcome is not None:
-                return outcome
+        outcome = self._accept(data, changed, request_versions)
+        if outcome is not None:
+            return outcome
         text = decode_text(data)
         if isinstance(text, Rejection):
             return _rejected(text)
@@ -113,6 +112,27 @@ class Parser:
         if isinstance(document, Rejection):
             return _rejected(document)
         return self._validator.validate(document, changed, request_versions)
+
+    def _accept(
+        self, data: bytes, changed: ChangedFiles, request_versions: tuple[str, str] | None
+    ) -> ParseOutcome | None:
+        """The fast path's outcome, or None when it declines (or there is none for this response)."""
+        if self._only_fast is not None:
+            return self._only_fast.accept(data, changed, request_versions)
+        # Traffic declares one version for long runs: the fast path that accepted last is tried first, and the
+        # declared version is looked for only when it declines.
+        guess = self._guess
+        if guess is not None and request_versions is None:
+            outcome = guess.accept(data, changed, request_versions)
+            if outcome is not None:
+                return outcome
+        fast = self._fast_path_for(data, request_versions)
+        if fast is None or fast is guess:
+            return None
+        outcome = fast.accept(data, changed, request_versions)
+        if outcome is not None and request_versions is None:
+            self._guess = fast
+        return outcome
 
     def _fast_path_for(self, data: bytes, request_versions: tuple[str, str] | None) -> FastPath | None:
         if request_versions is not None:

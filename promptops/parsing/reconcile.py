@@ -7,7 +7,7 @@ forgiven: no case folding, no Unicode normalization, no ``a/``/``b/`` diff-prefi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 
 def normalize_repo_path(path: str) -> str | None:
@@ -52,8 +52,9 @@ class ChangedFiles:
             self.listed = listed
         # A contract that turns a finding path's backslashes into "/" compares only backslash-free paths, so a
         # changed file whose name holds a backslash (legal on POSIX) can never match one: the typed checks,
-        # which look at paths before any coercion, must leave such files out (``normal_plain``).
-        self._plain = frozenset(p for p in self.listed if "\\" not in p) if "\\" in joined else None
+        # which look at paths before any coercion, must leave such files out (``written``).
+        backslash = "\\" in joined if joined != "//" else any("\\" in p for p in self.listed)
+        self._plain = frozenset(p for p in self.listed if "\\" not in p) if backslash else None
 
     @property
     def normal(self) -> frozenset[str]:
@@ -63,10 +64,12 @@ class ChangedFiles:
             normal = self._normal = frozenset(self.listed)
         return normal
 
-    @property
-    def normal_plain(self) -> frozenset[str]:
-        """``normal`` less the paths that hold a backslash."""
-        return self.normal if self._plain is None else self._plain
+    def written(self, plain: bool) -> Collection[str]:
+        """What a finding's path is compared with as written, by the fast checks: the normal changed files, less
+        those that hold a backslash when ``plain`` (paths are compared before any coercion)."""
+        if plain and self._plain is not None:
+            return self._plain
+        return self.listed if len(self.listed) <= 16 else self.normal
 
     def __contains__(self, path: object) -> bool:
         """True when ``path`` reconciles with one of the changed files."""

@@ -11,9 +11,8 @@ exactly (fallback subschemas, uniqueItems, multipleOf, untyped fields, open obje
 
 from __future__ import annotations
 
+import itertools
 import operator
-import re
-import sys
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, Union
 
@@ -27,22 +26,8 @@ UNSET = msgspec.UNSET
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError, ValueError)
 encode = msgspec.json.Encoder().encode
 
-# Whitespace as str.strip sees it. In msgspec's encoding every string is quoted with nothing between the quotes
-# and the delimiters, and ASCII whitespace other than the space is escaped (\t, \n, \r, \f, \u00XX), so a string
-# with whitespace at an edge shows as one of these byte sequences (an escaped quote may show as one too: that only
-# declines).
-_ASCII_EDGES = (b'" ', b' "', b'"\\', b"\\u00", b'\\t"', b'\\n"', b'\\r"', b'\\f"')
-_WIDE_SPACES = [chr(c).encode() for c in range(0x80, sys.maxunicode + 1) if chr(c).isspace()]
-_WIDE = b"|".join(re.escape(s) for s in _WIDE_SPACES)
-_WIDE_EDGES = re.compile(b'"(?:' + _WIDE + b")|(?:" + _WIDE + b')"|\\\\u[0-9a-fA-F]{4}"')
-
-
-def clean_strings(encoded: bytes) -> bool:
-    """No string in ``encoded`` (msgspec's JSON encoding of decoded values) has whitespace at an edge."""
-    for edge in _ASCII_EDGES:
-        if edge in encoded:
-            return False
-    return encoded.isascii() or _WIDE_EDGES.search(encoded) is None
+_strip = str.strip
+_chain = itertools.chain.from_iterable
 
 
 class _Inexpressible(Exception):
@@ -72,9 +57,44 @@ class TypedShape:
         self._path_optional = roles.path is not None and roles.path not in shape.item.required
         self._id = operator.attrgetter(item_names[roles.id]) if roles.id else None
         # Paths are compared before any coercion: when backslashes become "/", a path holding one is never in
-        # place as written (ChangedFiles.normal_plain), whatever the changed files' names.
+        # place as written (ChangedFiles.written), whatever the changed files' names.
         self._plain_paths = roles.path is not None and contract.coercions.path_separators
-        self.depth = _depth(shape, contract.items)  # None: an open object makes it unbounded
+        self.depth = _depth(shape, contract.items)
+        self.item_open = any(r.open_object for r in shape.item.properties.values())
+        # The strings trimming could change: free text (enum values are clean by construction, and the version
+        # fields are checked with the versions), alone or in arrays.
+        self._top_strings = _strings(shape.top, top_names, {contract.items, *version_fields})
+        self._item_strings = _strings(shape.item, item_names, set())
+        # For the member count: every field of a finding and of the top level, and the open objects (whose
+        # members are counted by encoding them, as is everything when some schema text holds a colon).
+        self._item_fields = _tuple_getter(list(item_names.values()))
+        self._top_fields = _tuple_getter(list(top_names.values()))
+        self._item_width, self._top_width = len(item_names), len(top_names)
+        top_open = [top_names[n] for n, r in shape.top.properties.items() if r.open_object]
+        self.top_open = _tuple_getter(top_open) if top_open else None
+        texts = [*shape.top.properties, *shape.item.properties]
+        texts += [v for r in (*shape.top.properties.values(), *shape.item.properties.values()) for v in r.enum or ()]
+        self._countable = not self.item_open and not any(":" in v for v in texts if isinstance(v, str))
+
+    def clean(self, obj: Any, items: list[Any], data: bytes, changed: ChangedFiles, colons: int) -> bool:
+        """A decoded response is clean as written: no free string with whitespace at an edge, every finding in
+        place, no repeated key (``data``, the text it was decoded from, has no escaped colon; ``colons``: those
+        of the version declarations)."""
+        strings = _chain(map(self._item_strings, items))
+        present = tuple(filter(None, itertools.chain(self._top_strings(obj), strings)))
+        if tuple(map(_strip, present)) != present:  # strip returns the same object when nothing changes
+            return False
+        if not self.in_place(items, changed):
+            return False
+        # Each member of a JSON text has one ':' outside strings, and the strings' own colons are those decoded:
+        # fewer colons than the text's means a repeated key lost a member.
+        if self._countable and (self.top_open is None or not any(self.top_open(obj))):
+            unset = sum(map(_count_unset, map(self._item_fields, items)))
+            members = len(items) * self._item_width + self._top_width - self._top_fields(obj).count(UNSET) - unset
+            expected = members + "".join(present).count(":") + colons
+        else:
+            expected = encode(obj).count(b":")
+        return bool(expected == data.count(b":"))
 
     @classmethod
     def build(cls, contract: Contract, shape: OutputShape) -> TypedShape | None:
@@ -90,7 +110,7 @@ class TypedShape:
             located: Iterable[Any] = map(self._path, items)
             if self._path_optional:
                 located = filter(_is_set, located)
-            if not (changed.normal_plain if self._plain_paths else changed.normal).issuperset(located):
+            if not all(map(changed.written(self._plain_paths).__contains__, located)):
                 return False
         return self._id is None or len(set(map(self._id, items))) == len(items)
 
@@ -100,32 +120,79 @@ class TypedShape:
             struct = msgspec.convert(item, self.item_type)
         except DECODE_ERRORS:
             return False
-        return clean_strings(encode(struct)) and self.in_place([struct], changed)
+        present = tuple(filter(None, self._item_strings(struct)))
+        return tuple(map(_strip, present)) == present and self.in_place([struct], changed)
+
+
+def _strings(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> Callable[[Any], Iterable[Any]]:
+    """A getter of the free strings of a Struct of ``shape`` (UNSET, None and "" included, to be filtered)."""
+    single: list[str] = []
+    lists: list[Callable[[Any], Any]] = []
+    for name, rule in shape.properties.items():
+        if name in skip:
+            continue
+        if "string" in rule.types and rule.enum is None:
+            if rule.types - {"string", "null"}:
+                raise _Inexpressible(f"{name}: a string or another type")
+            single.append(names[name])
+        elif rule.items is not None and "array" in rule.types:
+            inner = rule.items
+            if (
+                inner.items is not None
+                or "array" in inner.types
+                or (inner.types - {"string", "null"} and "string" in inner.types)
+            ):
+                raise _Inexpressible(f"{name}: strings nested deeper than an array")
+            if "string" in inner.types and inner.enum is None:
+                lists.append(operator.attrgetter(names[name]))
+    get: Callable[[Any], Iterable[Any]]
+    if not single:
+        get = _nothing
+    elif len(single) == 1:
+        one = operator.attrgetter(single[0])
+        get = lambda struct: (one(struct),)  # noqa: E731
+    else:
+        get = operator.attrgetter(*single)
+    if not lists:
+        return get
+    return lambda struct: itertools.chain(get(struct), _chain(filter(None, (g(struct) for g in lists))))
+
+
+def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+        return lambda struct: (one(struct),)
+    return operator.attrgetter(*names)
+
+
+_count_unset = operator.methodcaller("count", UNSET)
+
+
+def _nothing(_: Any) -> tuple[()]:
+    return ()
 
 
 def _is_set(value: Any) -> bool:
     return value is not UNSET
 
 
-def _depth(shape: OutputShape, items_field: str) -> int | None:
-    """How deep a response of this shape nests at most (the top object is 1), None when unbounded."""
+def _depth(shape: OutputShape, items_field: str) -> int:
+    """How deep a response of this shape nests at most (the top object is 1), an open object counted as one
+    level (it may nest deeper: see ``top_open`` and ``item_open``)."""
 
-    def of_rule(rule: FieldRule) -> int | None:
+    def of_rule(rule: FieldRule) -> int:
         if rule.open_object:
-            return None
+            return 1
         if rule.items is not None:
             inner = of_rule(rule.items)
             return None if inner is None else 1 + inner
         return 0
 
-    def of_object(obj: ObjectShape) -> int | None:
-        depths = [of_rule(rule) for rule in obj.properties.values()]
-        return None if None in depths else 1 + max([0, *(d for d in depths if d is not None)])
+    def of_object(obj: ObjectShape) -> int:
+        return 1 + max([0, *(of_rule(rule) for rule in obj.properties.values())])
 
     item = of_object(shape.item)
     top = of_object(shape.top._replace(properties={k: v for k, v in shape.top.properties.items() if k != items_field}))
-    if item is None or top is None:
-        return None
     return max(top, 2 + item)
 
 
