@@ -72,20 +72,20 @@ def decode_text(data: bytes) -> str | Rejection:
     return text
 
 
-def read_document(text: str, items_field: str, max_depth: int) -> Document | Rejection:
+def read_document(text: str, items_field: str, max_depth: int, max_findings: int) -> Document | Rejection:
     """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read."""
     try:
         value = msgspec.json.decode(text)
     except RecursionError:
         return _too_deep(max_depth)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return _extract(text, items_field, max_depth, str(exc))
+        return _extract(text, items_field, max_depth, max_findings, str(exc))
     if deeper_than(text, max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)
 
 
-def _extract(original: str, items_field: str, max_depth: int, error: str) -> Document | Rejection:
+def _extract(original: str, items_field: str, max_depth: int, max_findings: int, error: str) -> Document | Rejection:
     """Look for the one JSON object in ``original``, a text that is not JSON as a whole (``error`` says why)."""
     text = drop_thinking(original)
     wrapper_removed = text != original
@@ -121,17 +121,18 @@ def _extract(original: str, items_field: str, max_depth: int, error: str) -> Doc
         extracted = wrapper_removed or bool(text[:cut_start].strip())
         if cut_depth > max_depth:
             return _too_deep(max_depth)
-        return _salvage(text, cut_start, items_field, extracted)
+        return _salvage(text, cut_start, items_field, extracted, max_findings)
     return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
 
 
-def _salvage(text: str, start: int, items_field: str, extracted: bool) -> Document | Rejection:
+def _salvage(text: str, start: int, items_field: str, extracted: bool, max_findings: int) -> Document | Rejection:
     """Keep what was complete in an object the text ends inside, one no deeper than allowed: its complete
-    members and complete findings; the first syntax error in the text rejects the response."""
+    members and complete findings; the first syntax error in the text rejects the response. Reading stops after
+    one finding more than ``max_findings`` (the validator rejects such a response as too large)."""
     members: dict[str, Any] = {}
     document = Document(members, extracted=extracted, truncation=Truncation())
     pending: list[tuple[list[Any], int, int]] = []  # each complete finding: its array, start and end
-    error = _salvage_members(text, start + 1, items_field, document, pending)
+    error = _salvage_members(text, start + 1, items_field, document, pending, max_findings)
     for items, pos, end in pending:
         item_span = text[pos:end]
         value = _decode(item_span)
@@ -150,6 +151,7 @@ def _salvage_members(
     items_field: str,
     document: Document,
     pending: list[tuple[list[Any], int, int]],
+    max_findings: int,
 ) -> int | None:
     """Read the members of ``document``'s object from ``pos``; None, or where the first syntax error is."""
     end_of_text = len(text)
@@ -182,7 +184,7 @@ def _salvage_members(
         if key == items_field and text[pos] == "[":
             items: list[Any] = []
             members[key] = items
-            pos = _salvage_items(text, pos + 1, items, document, pending)
+            pos = _salvage_items(text, pos + 1, items, document, pending, max_findings)
             if pos < 0:
                 return -pos
             if not truncation.items_complete:
@@ -216,6 +218,7 @@ def _salvage_items(
     items: list[Any],
     document: Document,
     pending: list[tuple[list[Any], int, int]],
+    max_findings: int,
 ) -> int:
     """Note the complete findings of the array ``items`` (filled in by _salvage) in ``pending``; return the
     position after the array, or -position on error."""
@@ -239,6 +242,9 @@ def _salvage_items(
             return -pos
         pending.append((items, pos, value_end))
         count += 1
+        if count > max_findings:
+            truncation.items_complete = False
+            return end_of_text
         pos = _skip_ws(text, value_end)
         if pos >= end_of_text:
             truncation.items_complete = False

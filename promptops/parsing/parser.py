@@ -29,7 +29,7 @@ from promptops.policy import ParserPolicy
 # Work limits besides the policy's size and depth: a response holding more quotes, opening brackets and tags
 # than this (counted as '"', '{', '[' and '<' characters) is too_large, and so is one holding more findings. They keep every
 # parse linear in the input with small constants (see docs/parser.md for the time and memory bound).
-MAX_TOKENS = 100_000
+MAX_TOKENS = 65_536
 MAX_FINDINGS = 10_000
 
 
@@ -108,7 +108,7 @@ class Parser:
         text = decode_text(data)
         if isinstance(text, Rejection):
             return _rejected(text)
-        document = read_document(text, self.contract.items, self.policy.limits.max_depth)
+        document = read_document(text, self.contract.items, self.policy.limits.max_depth, MAX_FINDINGS)
         if isinstance(document, Rejection):
             return _rejected(document)
         return self._validator.validate(document, changed, request_versions)

@@ -64,6 +64,8 @@ def test_a_response_of_too_many_tokens_is_too_large(both: Parser, unit: str) -> 
 
 
 def test_more_findings_than_the_limit_is_too_large(both: Parser) -> None:
-    raw = json.dumps(response([])).replace('"findings": []', '"findings": [' + ",".join(["1"] * (MAX_FINDINGS + 1)) + "]")
+    raw = json.dumps(response([])).replace(
+        '"findings": []', '"findings": [' + ",".join(["1"] * (MAX_FINDINGS + 1)) + "]"
+    )
     outcome = both.parse(raw, CHANGED)
     assert outcome.reason == Code.TOO_LARGE and outcome.diagnostics[0].path == "findings"
