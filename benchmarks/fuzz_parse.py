@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from promptops import Parser  # noqa: E402
-from tests.parsing import generators  # noqa: E402
-from tests.parsing.invariants import _summary  # noqa: E402
+from promptops import Parser
+from tests.parsing import generators
+from tests.parsing.invariants import _summary
 
 
 def main() -> None:

@@ -96,21 +96,21 @@ class Parser:
         data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
         if len(data) > self._max_bytes:
             message = f"response is {len(data)} bytes, over the {self._max_bytes}-byte limit"
-            return _rejected(Rejection(Code.TOO_LARGE, message))
+            return _rejected(Rejection(Code.TOO_LARGE, message), request_versions)
         if len(data) > MAX_TOKENS:
             tokens = data.count(b'"') + data.count(b"{") + data.count(b"[") + data.count(b"<")
             if tokens > MAX_TOKENS:
                 message = f"response holds {tokens} quotes, brackets and tags, over the limit of {MAX_TOKENS}"
-                return _rejected(Rejection(Code.TOO_LARGE, message))
+                return _rejected(Rejection(Code.TOO_LARGE, message), request_versions)
         outcome = self._accept(data, changed, request_versions)
         if outcome is not None:
             return outcome
         text = decode_text(data)
         if isinstance(text, Rejection):
-            return _rejected(text)
+            return _rejected(text, request_versions)
         document = read_document(text, self.contract.items, self.policy.limits.max_depth, MAX_FINDINGS)
         if isinstance(document, Rejection):
-            return _rejected(document)
+            return _rejected(document, request_versions)
         return self._validator.validate(document, changed, request_versions)
 
     def _accept(
@@ -145,6 +145,14 @@ class Parser:
         return None if found is None else self._fast.get(found.group(1).decode("utf-8", "replace"))
 
 
-def _rejected(rejection: Rejection) -> ParseOutcome:
+def _rejected(rejection: Rejection, request_versions: tuple[str, str] | None) -> ParseOutcome:
+    """A response rejected before any member was read: only the request's versions are known."""
     diagnostic = Diagnostic(rejection.code, ERROR, None, rejection.message)
-    return ParseOutcome(accepted=False, reason=rejection.code, diagnostics=[diagnostic])
+    schema, prompt = request_versions or (None, None)
+    return ParseOutcome(
+        accepted=False,
+        reason=rejection.code,
+        diagnostics=[diagnostic],
+        schema_version=schema,
+        prompt_version=prompt,
+    )

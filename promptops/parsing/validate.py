@@ -73,13 +73,31 @@ class Validator:
             return self._validate(document, changed, request_versions, notes)
         except _Rejected as rejected:
             notes.append(Diagnostic(rejected.code, ERROR, rejected.path, rejected.message))
+            schema, prompt = self.declared(document.value, request_versions)
             return ParseOutcome(
                 accepted=False,
                 reason=rejected.code,
                 diagnostics=notes,
+                schema_version=schema,
+                prompt_version=prompt,
                 extracted=document.extracted,
                 truncated=truncation is not None,
             )
+
+    def declared(self, top: Any, request_versions: tuple[str, str] | None) -> tuple[str | None, str | None]:
+        """The versions a response declares (or its request states), as far as they can be read: what a
+        rejection still reports, so that the versions of refused responses can be counted."""
+        fields = self._contract.versions
+        found: list[str | None] = []
+        for index, field in enumerate((fields.schema, fields.prompt)):
+            if field is None:
+                found.append(request_versions[index] if request_versions is not None else None)
+                continue
+            value = top.get(field) if type(top) is dict else None
+            if type(value) is str and self._coercions.trim_strings:
+                value = value.strip()
+            found.append(value if type(value) is str and value else None)
+        return found[0], found[1]
 
     def _validate(
         self,

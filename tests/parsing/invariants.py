@@ -8,7 +8,6 @@ included).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from jsonschema import Draft7Validator
 
