@@ -152,11 +152,29 @@ def _string_violation(rule: FieldRule, value: str, base: str | None, key: str | 
     elif rule.max_length is not None and len(value) > rule.max_length:
         problem = f"longer than {rule.max_length} characters"
     elif rule.pattern is not None and rule.pattern.search(value) is None:
-        problem = f"{_show(value)} does not match {rule.pattern.pattern!r}"
+        problem = f"{_show(value)} does not match the pattern {schema_pattern(rule.pattern.pattern)!r}"
     else:
         return None
     where = paths.at(base, key)
     return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: {problem}")
+
+
+def schema_pattern(compiled: str) -> str:
+    """The schema's own spelling of a pattern shape.compile_pattern compiled (its ``\\Z`` back to ``$``)."""
+    out: list[str] = []
+    in_class = escaped = False
+    for char in compiled:
+        if escaped:
+            out[-1:] = ["$"] if char == "Z" and not in_class else [out[-1], char]
+            escaped = False
+            continue
+        escaped = char == "\\"
+        if not in_class and char == "[":
+            in_class = True
+        elif in_class and char == "]":
+            in_class = False
+        out.append(char)
+    return "".join(out)
 
 
 def _number_violation(rule: FieldRule, value: float, base: str | None, key: str | int) -> Problem | None:
@@ -199,9 +217,9 @@ def _array_violation(
 ) -> Problem | None:
     where = paths.at(base, key)
     if rule.min_items is not None and len(value) < rule.min_items:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: fewer than {rule.min_items} items")
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: fewer than {count_items(rule.min_items)}")
     if rule.max_items is not None and len(value) > rule.max_items:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: more than {rule.max_items} items")
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: more than {count_items(rule.max_items)}")
     if rule.items is not None:
         for index, item in enumerate(value):
             checked = check_value(rule.items, item, where, index, PLAIN, coercions, applied)
@@ -235,6 +253,10 @@ def _fallback_violation(rule: FieldRule, value: Any, path: str) -> Problem | Non
     rank = RANK_TYPE if error.validator == "type" else RANK_ENUM if error.validator == "enum" else RANK_CONSTRAINT
     code = Code.INVALID_ENUM if rank == RANK_ENUM else Code.INVALID_FIELD
     return Problem(rank, code, path, f"{path}: {error.message}")
+
+
+def count_items(count: int) -> str:
+    return f"{count} item" if count == 1 else f"{count} items"
 
 
 def _show(value: Any) -> str:

@@ -8,7 +8,9 @@ written (typed.TypedShape.as_written) is kept as written without field-by-field 
 
 from __future__ import annotations
 
+import json
 import operator
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -91,12 +93,12 @@ class Findings:
         truncation = document.truncation
         if truncation is not None and truncation.cut_item is not None:
             where = paths.element(self._items_path, truncation.cut_item)
-            diags.append(_drop(Code.TRUNCATED, where, f"{where} is cut off", truncation.cut_item, None))
+            cut_id = _cut_id(truncation.cut_text, self._id_field)
+            diags.append(_drop(Code.TRUNCATED, where, f"{where} is cut off", truncation.cut_item, cut_id))
             seen += 1
         if seen and not kept:
-            diags.append(
-                Diagnostic(Code.ALL_FINDINGS_DROPPED, WARNING, self._items_path, f"all {seen} findings were dropped")
-            )
+            what = "the only finding was" if seen == 1 else f"all {seen} findings were"
+            diags.append(Diagnostic(Code.ALL_FINDINGS_DROPPED, WARNING, self._items_path, f"{what} dropped"))
         return kept, (seen, coerced)
 
     def _finding(
@@ -180,6 +182,20 @@ def _finding_id(item: Any, id_field: str | None) -> str | None:
     if type(value) is not str:
         return None
     return value.strip() or None
+
+
+def _cut_id(cut_text: str, id_field: str | None) -> str | None:
+    """The id of a finding cut off mid-way, when its id member was read whole before the cut."""
+    if id_field is None or not cut_text.startswith("{"):
+        return None
+    found = re.search(rf'"{re.escape(id_field)}"\s*:\s*("(?:[^"\\]|\\.)*")', cut_text)
+    if found is None or cut_text.count("{", 0, found.start()) != 1:  # only a member of the finding itself
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return _finding_id({id_field: value}, id_field)
 
 
 def _drop(code: Code, path: str, message: str, index: int, finding_id: str | None) -> Diagnostic:

@@ -47,6 +47,7 @@ class Truncation:
 
     cut_member: str | None = None  # top-level member whose value was cut (treated as absent)
     cut_item: int | None = None  # index of the finding that was cut off mid-way
+    cut_text: str = ""  # what was read of that finding
     items_complete: bool = True  # False when the findings array itself never closed
 
 
@@ -65,8 +66,13 @@ def decode_text(data: bytes) -> str | Rejection:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Rejection(Code.INVALID_JSON, f"response is not valid UTF-8 (byte {exc.start})")
+        where = _line_column(
+            data[: exc.start].decode("utf-8", "replace"), len(data[: exc.start].decode("utf-8", "replace"))
+        )
+        return Rejection(Code.INVALID_JSON, f"response is not valid UTF-8 at {where} (byte {exc.start})")
     text = text.strip()
+    if not text or text == "\ufeff":
+        return Rejection(Code.INVALID_JSON, "response is empty")
     if text.startswith("\ufeff"):
         text = text[1:].strip()
     return text
@@ -122,7 +128,15 @@ def _extract(original: str, items_field: str, max_depth: int, max_findings: int,
         if cut_depth > max_depth:
             return _too_deep(max_depth)
         return _salvage(text, cut_start, items_field, extracted, max_findings)
-    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {error}")
+    if not spans and error == "JSON is malformed: invalid character (byte 0)":
+        return Rejection(Code.INVALID_JSON, f"response holds no JSON object: {_show_start(text)}")
+    if len(spans) == 1 and text is original and (spans[0][0] > 0 or spans[0][1] < len(text)):
+        start, end = spans[0][:2]  # the one object in the text is broken: say where
+        try:
+            msgspec.json.decode(text[start:end])
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_explain(text, str(exc), start)}")
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_explain(original, error)}")
 
 
 def _salvage(text: str, start: int, items_field: str, extracted: bool, max_findings: int) -> Document | Rejection:
@@ -237,6 +251,7 @@ def _salvage_items(
         if value_end == CUT:
             truncation.items_complete = False
             truncation.cut_item = count
+            truncation.cut_text = text[pos:]
             return end_of_text
         if value_end < 0:
             return -pos
@@ -271,9 +286,55 @@ def _too_deep(max_depth: int) -> Rejection:
 
 
 def _syntax_error(text: str, pos: int) -> Rejection:
-    return Rejection(
-        Code.INVALID_JSON, f"response is not valid JSON: unexpected {text[pos : pos + 1]!r} at character {pos}"
-    )
+    what = f"unexpected {text[pos : pos + 1]!r}"
+    if text[pos] in "}]" and text[:pos].rstrip().endswith(","):
+        what = f"a trailing comma before {text[pos]!r}"
+    return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {what} at {_line_column(text, pos)}")
+
+
+# msgspec's complaints, in the user's terms (JSON texts only: the positions msgspec gives are byte offsets).
+_COMPLAINTS = {
+    "Input data was truncated": "the text ends before the JSON is complete",
+    "trailing characters": "more text follows the JSON value",
+    "invalid character": "unexpected character",
+    "trailing comma in object": "a trailing comma in an object",
+    "trailing comma in array": "a trailing comma in an array",
+    "object keys must be strings": "expected a key in double quotes",
+    "Number out of range": "a number out of range",
+    "Integer value out of range": "an integer out of range",
+}
+_AT_BYTE = re.compile(r"(?:JSON is malformed: )?(.*?)(?: \(byte ([0-9]+)\))?(?: - at `.*`)?\Z", re.DOTALL)
+
+
+def _explain(text: str, error: str, start: int = 0) -> str:
+    """msgspec's ``error`` about ``text[start:]``, with a line and column instead of a byte offset."""
+    found = _AT_BYTE.match(error)
+    if found is None:  # pragma: no cover - the pattern matches any text
+        return error
+    phrase, offset = found.group(1), found.group(2)
+    phrase = _COMPLAINTS.get(phrase, phrase)
+    if offset is None:
+        return phrase if phrase != _COMPLAINTS["Input data was truncated"] else f"{phrase} (at {_end(text)})"
+    prefix = text[:start] + text[start:].encode("utf-8", "surrogatepass")[: int(offset)].decode("utf-8", "replace")
+    where = _line_column(prefix, len(prefix))
+    if phrase == "unexpected character" and len(prefix) < len(text):
+        phrase = f"unexpected character {text[len(prefix)]!r}"
+    return f"{phrase} at {where}"
+
+
+def _end(text: str) -> str:
+    return _line_column(text, len(text))
+
+
+def _line_column(text: str, pos: int) -> str:
+    """``pos`` in ``text`` as a 1-based line and column."""
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+def _show_start(text: str) -> str:
+    start = text[:40] + ("..." if len(text) > 40 else "")
+    return f"the text starts with {start!r}"
 
 
 def _skip_ws(text: str, pos: int) -> int:

@@ -27,8 +27,8 @@ from promptops.parsing.versions import VersionGate
 from promptops.policy import ParserPolicy
 
 # Work limits besides the policy's size and depth: a response holding more quotes, opening brackets and tags
-# than this (counted as '"', '{', '[' and '<' characters) is too_large, and so is one holding more findings. They keep every
-# parse linear in the input with small constants (see docs/parser.md for the time and memory bound).
+# than this (counted as '"', '{', '[' and '<' characters) is too_large, and so is one holding more findings.
+# They keep every parse linear in the input with small constants (docs/parser.md states the bound).
 MAX_TOKENS = 65_536
 MAX_FINDINGS = 10_000
 

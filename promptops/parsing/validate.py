@@ -21,7 +21,7 @@ from promptops.parsing.diagnostics import (
     ParseOutcome,
     extraction_note,
 )
-from promptops.parsing.fields import PLAIN, Coercion, Problem, check_value
+from promptops.parsing.fields import PLAIN, Coercion, Problem, check_value, count_items
 from promptops.parsing.findings import Findings, coercion_diag, drop_nulls, ignored_note
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
@@ -200,9 +200,13 @@ class Validator:
             raise _Rejected(Code.FINDINGS_NOT_ARRAY, self._items_path, f"{self._items_path} is not an array")
         items_rule = rules[self._items]
         if items_rule.min_items is not None and len(items) < items_rule.min_items:
-            raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"fewer than {items_rule.min_items} items")
+            raise _Rejected(
+                Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"fewer than {count_items(items_rule.min_items)}"
+            )
         if items_rule.max_items is not None and len(items) > items_rule.max_items:
-            raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"more than {items_rule.max_items} items")
+            raise _Rejected(
+                Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"more than {count_items(items_rule.max_items)}"
+            )
         if len(items) > self._max_findings:
             message = f"{self._items_path} holds {len(items)} items, over the {self._max_findings} limit"
             raise _Rejected(Code.TOO_LARGE, self._items_path, message)
