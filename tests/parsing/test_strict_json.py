@@ -1,4 +1,4 @@
-"""DESIGN.md §3.1: strict RFC 8259 parsing; whitespace and a BOM ignored; duplicate keys never last-wins."""
+"""Strict RFC 8259 parsing; whitespace and a BOM ignored; duplicate keys never last-wins."""
 
 from __future__ import annotations
 

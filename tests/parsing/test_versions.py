@@ -1,4 +1,4 @@
-"""DESIGN.md §3.6 / seed 000 §7.2: versions are checked before any finding-level work."""
+"""Versions are checked before any finding-level work."""
 
 from __future__ import annotations
 
