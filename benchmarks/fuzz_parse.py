@@ -55,17 +55,19 @@ def main() -> None:
     print(f"inputs {total:,}  parses {2 * total:,}  exceptions {exceptions}  differing outcomes {differing}")
     worst_time = worst_memory = 0.0
     for contract in contracts:
-        request = {} if contract.versions.schema else {"schema_version": "1.0", "prompt_version": "1.0.0"}
+        versions: dict[str, str] = {}
+        if not contract.versions.schema:
+            versions = {"schema_version": "1.0", "prompt_version": "1.0.0"}
         for kind in generators.HUGE_KINDS:
             text = generators.huge(kind, contract)
             for raw in (text, text.encode()):
                 for fast_path in (True, False):
                     parser = Parser(contract, fast_path=fast_path)
                     began = time.perf_counter()
-                    outcome = parser.parse(raw, generators.CHANGED, **request)
+                    outcome = parser.parse(raw, generators.CHANGED, **versions)
                     elapsed = time.perf_counter() - began
                     tracemalloc.start()
-                    parser.parse(raw, generators.CHANGED, **request)
+                    parser.parse(raw, generators.CHANGED, **versions)
                     peak = tracemalloc.get_traced_memory()[1] / 2**20
                     tracemalloc.stop()
                     worst_time, worst_memory = max(worst_time, elapsed), max(worst_memory, peak)
