@@ -108,12 +108,7 @@ def slow_parser(contract: Contract) -> Parser:
     return Parser(contract, fast_path=False)
 
 
-@pytest.fixture(scope="session")
-def python_gate_parser(contract: Contract) -> Parser:
-    return Parser(contract, speedups=False)
-
-
-@pytest.fixture(params=["fast", "fast-python-gate", "slow"])
-def both(request: pytest.FixtureRequest, parser: Parser, python_gate_parser: Parser, slow_parser: Parser) -> Parser:
-    """Each rule test runs through every path: their outcomes must be the same."""
-    return {"fast": parser, "fast-python-gate": python_gate_parser, "slow": slow_parser}[request.param]
+@pytest.fixture(params=["fast", "slow"])
+def both(request: pytest.FixtureRequest, parser: Parser, slow_parser: Parser) -> Parser:
+    """Each rule test runs with the fast path on and off: their outcomes must be the same."""
+    return {"fast": parser, "slow": slow_parser}[request.param]

@@ -1,6 +1,6 @@
 """Diagnostics and the ParseOutcome: what the parser decided about one response, and why.
 
-The codes are the canonical ones of DESIGN.md §3; tools downstream (the store, rate queries, dashboards)
+The codes never change spelling: tools downstream (the store, rate queries, dashboards)
 match on them, so they never change spelling. Levels: ``error`` for the reason a response was rejected,
 ``warning`` when something the model said was lost (a dropped finding, truncation, all findings dropped,
 duplicate ids), ``info`` for lossless normalization (coercions, wrapper extraction, fields ignored under
@@ -9,7 +9,7 @@ tolerant reading).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -134,7 +134,6 @@ class ParseOutcome:
     """
 
     __slots__ = (
-        "_materialize",
         "_result",
         "_typed",
         "accepted",
@@ -157,7 +156,6 @@ class ParseOutcome:
         reason: Code | None,
         diagnostics: list[Diagnostic],
         result: dict[str, Any] | None = None,
-        materialize: Callable[[], dict[str, Any]] | None = None,
         schema_version: str | None = None,
         prompt_version: str | None = None,
         findings_seen: int = 0,
@@ -171,7 +169,6 @@ class ParseOutcome:
         self.reason = reason
         self.diagnostics = diagnostics
         self._result = result
-        self._materialize = materialize
         self._typed: Any = None  # see clean
         self.schema_version = schema_version
         self.prompt_version = prompt_version
@@ -193,7 +190,7 @@ class ParseOutcome:
         outcome.accepted = True
         outcome.reason = None
         outcome.diagnostics = diagnostics
-        outcome._result = outcome._materialize = None
+        outcome._result = None
         outcome._typed = typed
         outcome.schema_version, outcome.prompt_version = versions
         outcome.findings_seen = outcome.findings_kept = findings
@@ -205,31 +202,28 @@ class ParseOutcome:
     def checked(
         cls,
         diagnostics: list[Diagnostic],
-        result: dict[str, Any] | None,
-        materialize: Callable[[], dict[str, Any]] | None,
+        result: dict[str, Any],
         versions: tuple[str, str],
         counts: tuple[int, int, int],
         extracted: bool,
         truncated: bool,
     ) -> ParseOutcome:
-        """An accepted outcome of the diagnostic path; ``counts`` are (seen, kept, coerced) findings.
-
-        Sets the slots directly, like ``clean``: keyword calls into ``__init__`` cost more than the rest.
-        """
-        outcome = cls.__new__(cls)
-        outcome.accepted, outcome.reason, outcome.diagnostics = True, None, diagnostics
-        outcome._result, outcome._materialize, outcome._typed = result, materialize, None
-        outcome.schema_version, outcome.prompt_version = versions
-        outcome.findings_seen, outcome.findings_kept, outcome.findings_coerced = counts
-        outcome.findings_dropped = counts[0] - counts[1]
-        outcome.extracted, outcome.truncated = extracted, truncated
-        return outcome
-
-    def mark_extracted(self) -> ParseOutcome:
-        """Note that this outcome's JSON was taken out of surrounding text (fences, prose, think blocks)."""
-        self.extracted = True
-        self.diagnostics.insert(0, extraction_note())
-        return self
+        """An accepted outcome of the diagnostic path; ``counts`` are (seen, kept, coerced) findings."""
+        seen, kept, coerced = counts
+        return cls(
+            accepted=True,
+            reason=None,
+            diagnostics=diagnostics,
+            result=result,
+            schema_version=versions[0],
+            prompt_version=versions[1],
+            findings_seen=seen,
+            findings_kept=kept,
+            findings_dropped=seen - kept,
+            findings_coerced=coerced,
+            extracted=extracted,
+            truncated=truncated,
+        )
 
     @property
     def outcome(self) -> str:
@@ -237,13 +231,9 @@ class ParseOutcome:
 
     @property
     def result(self) -> dict[str, Any] | None:
-        if self._result is None:
-            if self._typed is not None:
-                self._result = _to_builtins(self._typed)
-                self._typed = None
-            elif self._materialize is not None:
-                self._result = self._materialize()
-                self._materialize = None
+        if self._result is None and self._typed is not None:
+            self._result = _to_builtins(self._typed)
+            self._typed = None
         return self._result
 
     @property
@@ -255,7 +245,7 @@ class ParseOutcome:
         return sum(1 for d in self.diagnostics if d.code in COERCION_CODES)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of DESIGN.md §6 (``promptops validate --format json``)."""
+        """The JSON shape of ``promptops validate --format json``."""
         return {
             "outcome": self.outcome,
             "reason": None if self.reason is None else str(self.reason),

@@ -1,5 +1,6 @@
-"""Repeated keys in strict JSON text, located exactly (DESIGN.md §3.4): decoders keep the last value of a
-repeated key, so the generic reader asks here where a repeat is, for the validator to reject or drop."""
+"""Repeated keys in strict JSON text, located exactly: the diagnostic path's one place for them. Decoders keep
+the last value of a repeated key, so the reader asks here where a repeat is, for the validator to reject or
+drop (never last-wins)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 import msgspec
 
 from promptops.parsing import paths
-from promptops.parsing.scan import native
 
 
 class _Repeated(dict[str, Any]):
@@ -48,7 +48,7 @@ def _zero(_: str) -> int:
 
 def first_duplicate_in(span: str, value: Any, base: str) -> str | None:
     """The path (from ``base``) of the first repeated key in ``span``, the strict JSON text of ``value``."""
-    if (native is not None and native(span)) or not _may_have_duplicates(span, value):
+    if not _may_have_duplicates(span, value):
         return None
     return _first_repeat(_shadow(span), base)
 
@@ -69,7 +69,7 @@ def _first_repeat(node: Any, base: str) -> str | None:
 def duplicates_in(value: Any, span: str, items_field: str) -> tuple[list[str], dict[str, str], dict[int, str]] | None:
     """For a top-level object ``value`` decoded from ``span``: its repeated keys, each member's first nested
     repeat (by key) and each finding's (by index); None when nothing is repeated (or it is no object)."""
-    if not isinstance(value, dict) or (native is not None and native(span)) or not _may_have_duplicates(span, value):
+    if not isinstance(value, dict) or not _may_have_duplicates(span, value):
         return None
     shadow = _shadow(span)
     top = list(shadow.repeated) if isinstance(shadow, _Repeated) else []

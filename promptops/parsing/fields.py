@@ -1,8 +1,9 @@
-"""Checking one value against its FieldRule, with the safe coercions of seed 000 §5.3.2.
+"""Checking one value against its FieldRule, with the contract's safe coercions: the diagnostic path's one place
+for the field rules (types, enums, bounds, patterns, line numbers, trimming, path separators).
 
 ``check_value`` returns the (possibly coerced) value with the coercions it applied, or a ``Problem``. Problems
-carry a rank so that a finding with several faults is dropped for the first one in DESIGN.md §3.7 order:
-wrong type, then other constraints (minLength...), then enum, then the line rules.
+carry a rank so that a finding with several faults is dropped for the first one in a fixed order: wrong type,
+then other constraints (minLength...), then enum, then the line rules.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -47,108 +48,6 @@ class Role:
 PLAIN = Role()
 LINE = Role(line=True)
 PATH = Role(path=True)
-
-
-def compile_quick(rule: FieldRule, role: Role, coercions: Coercions) -> Callable[[Any], bool] | None:
-    """A fast test that a value passes ``rule`` exactly as written, with no coercion; None when the rule is
-    not worth specializing (``check_value`` then decides alone).
-
-    True must imply that check_value returns the value unchanged and logs nothing: the property tests
-    compare the parser with and without these shortcuts.
-    """
-    if rule.fallback is not None or not rule.types or rule.unique_items or rule.multiple_of is not None:
-        return None
-    kinds = rule.types - {"null"}
-    if len(kinds) != 1:
-        return None
-    (kind,) = kinds
-    nullable = "null" in rule.types
-    test: Callable[[Any], bool]
-    if role.line:
-        if kind not in ("integer", "number") or rule.enum is not None:
-            return None
-        test = _int_test(rule, at_least_one=True)
-    elif kind == "string":
-        test = _string_test(rule, role, coercions)
-    elif kind == "integer" and rule.enum is None:
-        test = _int_test(rule, at_least_one=False)
-    elif kind == "boolean" and rule.enum is None:
-
-        def test(value: Any) -> bool:
-            return type(value) is bool
-
-    elif kind == "object" and rule.open_object:
-
-        def test(value: Any) -> bool:
-            return type(value) is dict
-
-    elif kind == "array" and rule.items is not None and rule.enum is None:
-        element = compile_quick(rule.items, PLAIN, coercions)
-        if element is None:
-            return None
-        test = _array_test(rule, element)
-    else:
-        return None
-    if not nullable:
-        return test
-    return lambda value: value is None or test(value)
-
-
-def _string_test(rule: FieldRule, role: Role, coercions: Coercions) -> Callable[[Any], bool]:
-    trim = coercions.trim_strings
-    if rule.enum is not None:
-        # Only enum values that are themselves clean and within the other bounds can pass unchanged.
-        allowed = frozenset(
-            v
-            for v in rule.enum
-            if isinstance(v, str) and (not trim or v.strip() == v) and _string_violation(rule, v, None, "") is None
-        )
-        return lambda value: type(value) is str and value in allowed
-    low, high, pattern = rule.min_length, rule.max_length, rule.pattern
-    no_backslash = role.path and coercions.path_separators
-
-    def test(value: Any) -> bool:
-        if type(value) is not str or (trim and value.strip() is not value):
-            return False
-        if (low is not None and len(value) < low) or (high is not None and len(value) > high):
-            return False
-        if no_backslash and "\\" in value:
-            return False
-        return pattern is None or pattern.search(value) is not None
-
-    return test
-
-
-def _array_test(rule: FieldRule, element: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    low, high = rule.min_items, rule.max_items
-
-    def test(value: Any) -> bool:
-        if (
-            type(value) is not list
-            or (low is not None and len(value) < low)
-            or (high is not None and len(value) > high)
-        ):
-            return False
-        return all(map(element, value))
-
-    return test
-
-
-def _int_test(rule: FieldRule, *, at_least_one: bool) -> Callable[[Any], bool]:
-    low = rule.minimum if not at_least_one else max(1, rule.minimum) if rule.minimum is not None else 1
-    high, above, below = rule.maximum, rule.exclusive_minimum, rule.exclusive_maximum
-
-    def test(value: Any) -> bool:
-        if type(value) is not int:
-            return False
-        return (
-            (low is None or value >= low)
-            and (high is None or value <= high)
-            and (above is None or value > above)
-            and (below is None or value < below)
-        )
-
-    return test
 
 
 def check_value(
@@ -253,11 +152,29 @@ def _string_violation(rule: FieldRule, value: str, base: str | None, key: str | 
     elif rule.max_length is not None and len(value) > rule.max_length:
         problem = f"longer than {rule.max_length} characters"
     elif rule.pattern is not None and rule.pattern.search(value) is None:
-        problem = f"{_show(value)} does not match {rule.pattern.pattern!r}"
+        problem = f"{_show(value)} does not match the pattern {schema_pattern(rule.pattern.pattern)!r}"
     else:
         return None
     where = paths.at(base, key)
     return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: {problem}")
+
+
+def schema_pattern(compiled: str) -> str:
+    """The schema's own spelling of a pattern shape.compile_pattern compiled (its ``\\Z`` back to ``$``)."""
+    out: list[str] = []
+    in_class = escaped = False
+    for char in compiled:
+        if escaped:
+            out[-1:] = ["$"] if char == "Z" and not in_class else [out[-1], char]
+            escaped = False
+            continue
+        escaped = char == "\\"
+        if not in_class and char == "[":
+            in_class = True
+        elif in_class and char == "]":
+            in_class = False
+        out.append(char)
+    return "".join(out)
 
 
 def _number_violation(rule: FieldRule, value: float, base: str | None, key: str | int) -> Problem | None:
@@ -300,9 +217,9 @@ def _array_violation(
 ) -> Problem | None:
     where = paths.at(base, key)
     if rule.min_items is not None and len(value) < rule.min_items:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: fewer than {rule.min_items} items")
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: fewer than {count_items(rule.min_items)}")
     if rule.max_items is not None and len(value) > rule.max_items:
-        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: more than {rule.max_items} items")
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: more than {count_items(rule.max_items)}")
     if rule.items is not None:
         for index, item in enumerate(value):
             checked = check_value(rule.items, item, where, index, PLAIN, coercions, applied)
@@ -336,6 +253,10 @@ def _fallback_violation(rule: FieldRule, value: Any, path: str) -> Problem | Non
     rank = RANK_TYPE if error.validator == "type" else RANK_ENUM if error.validator == "enum" else RANK_CONSTRAINT
     code = Code.INVALID_ENUM if rank == RANK_ENUM else Code.INVALID_FIELD
     return Problem(rank, code, path, f"{path}: {error.message}")
+
+
+def count_items(count: int) -> str:
+    return f"{count} item" if count == 1 else f"{count} items"
 
 
 def _show(value: Any) -> str:

@@ -1,4 +1,4 @@
-"""Repository-aware reconciliation of finding paths with the changed files (seed 000 §5.3.3, DESIGN.md §3.8).
+"""Repository-aware reconciliation of finding paths with the changed files.
 
 Both sides are normalized the same way: leading ``./`` removed (repeatedly) and ``.`` segments dropped. A
 path that is absolute (leading ``/``) or climbs (any ``..`` segment) never matches. Nothing else is
@@ -7,16 +7,7 @@ forgiven: no case folding, no Unicode normalization, no ``a/``/``b/`` diff-prefi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-
-_plain_paths: Callable[[tuple[object, ...]], bool] | None
-_NativeViews: type | None
-try:
-    from promptops.parsing._place import Views as _NativeViews
-    from promptops.parsing._place import plain_paths as _plain_paths
-except ImportError:  # no compiler at install time: the join-and-search test below decides alone
-    _plain_paths = _NativeViews = None
+from collections.abc import Collection, Iterable
 
 
 def normalize_repo_path(path: str) -> str | None:
@@ -34,40 +25,17 @@ def normalize_repo_path(path: str) -> str | None:
     return normal
 
 
-class _Views:
-    """The slots of ChangedFiles and its constructor, in Python: the reference for _place.Views (_changed.c),
-    which stands in for it when built, and takes the paths as given when _place.plain_paths says they are all
-    already normal (the commonest answer of ``_general``)."""
+class ChangedFiles:
+    """The normalized changed files of one review target; build once and reuse across responses."""
 
-    __slots__ = ("_normal", "_plain", "listed", "listed_plain", "paths")
+    __slots__ = ("_normal", "_plain", "listed", "paths")
     paths: tuple[str, ...]
     listed: tuple[str, ...]
-    listed_plain: tuple[str, ...]
     _normal: frozenset[str] | None
     _plain: frozenset[str] | None
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self.paths = tuple(paths)
-        self._general(self.paths)
-
-    def _general(self, listed: tuple[Any, ...]) -> None:
-        """Set the views of ``listed``: ChangedFiles defines it, for this base and for _place.Views alike."""
-        raise NotImplementedError
-
-
-if TYPE_CHECKING:
-    _Base = _Views
-else:
-    _Base = _Views if _NativeViews is None else _NativeViews
-
-
-class ChangedFiles(_Base):
-    """The normalized changed files of one review target; build once and reuse across responses."""
-
-    __slots__ = ()
-
-    def _general(self, listed: tuple[Any, ...]) -> None:
-        """The views of ``listed`` (the paths as given, a tuple), for any paths."""
+        self.paths = listed = tuple(paths)
         # One join and two C substring searches decide the usual case: no path is empty or absolute, and no
         # segment starts with "." (so every path is already normal). A hit, or a path that is not a str, only
         # means the paths are normalized one by one.
@@ -80,17 +48,13 @@ class ChangedFiles(_Base):
             self._normal = frozenset(p for p in normal if p is not None)
             self.listed = tuple(self._normal)
         else:
-            self._normal = None  # built on first use: the fast path compares against ``listed`` in C
+            self._normal = None  # built on first use
             self.listed = listed
         # A contract that turns a finding path's backslashes into "/" compares only backslash-free paths, so a
         # changed file whose name holds a backslash (legal on POSIX) can never match one: the typed checks,
-        # which look at paths before any coercion, must leave such files out (``listed_plain``).
-        if "\\" in joined:
-            self.listed_plain = tuple(p for p in self.listed if "\\" not in p)
-            self._plain = frozenset(self.listed_plain)
-        else:
-            self.listed_plain = self.listed
-            self._plain = None
+        # which look at paths before any coercion, must leave such files out (``written``).
+        backslash = "\\" in joined if joined != "//" else any("\\" in p for p in self.listed)
+        self._plain = frozenset(p for p in self.listed if "\\" not in p) if backslash else None
 
     @property
     def normal(self) -> frozenset[str]:
@@ -100,10 +64,12 @@ class ChangedFiles(_Base):
             normal = self._normal = frozenset(self.listed)
         return normal
 
-    @property
-    def normal_plain(self) -> frozenset[str]:
-        """``normal`` less the paths that hold a backslash (``listed_plain``, as a set)."""
-        return self.normal if self._plain is None else self._plain
+    def written(self, plain: bool) -> Collection[str]:
+        """What a finding's path is compared with as written, by the fast checks: the normal changed files, less
+        those that hold a backslash when ``plain`` (paths are compared before any coercion)."""
+        if plain and self._plain is not None:
+            return self._plain
+        return self.listed if len(self.listed) <= 16 else self.normal
 
     def __contains__(self, path: object) -> bool:
         """True when ``path`` reconciles with one of the changed files."""

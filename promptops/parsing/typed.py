@@ -1,16 +1,16 @@
-"""Struct types generated from a compiled schema, and the vectorized checks that go with them.
+"""msgspec Struct types generated from one compiled schema, and the decline tests that go with them.
 
-msgspec decodes and validates JSON in C against Struct types. ``TypedShape`` builds three decoders from one
-OutputShape: the whole response (findings typed), the envelope (findings left as raw JSON slices, decoded one
-by one later), and a single finding; plus the attribute getters the fast paths use for what a Struct cannot
-express (trimming, reconciliation, line ranges, duplicate ids, depth of open objects). Rules msgspec cannot
-mirror exactly (fallback subschemas, uniqueItems, multipleOf, untyped fields, open objects with declared
-members) make ``TypedShape.build`` return None: that schema version is then read by the diagnostic path only.
+These are the fast path's half of each rule (the diagnostic path's half is ``fields.check_value`` and
+``findings.Findings``): the Struct types mirror the field rules exactly (types, enums, bounds, patterns, required
+and unknown fields, the line rules, ``end_line`` before ``line`` through ``__post_init__``), and the functions
+below cover what a Struct cannot see: string trimming, repeated keys, reconciliation and duplicate ids. Every test
+here may only say "clean as written" or "not sure": it never builds a diagnostic. Rules msgspec cannot mirror
+exactly (fallback subschemas, uniqueItems, multipleOf, untyped fields, open objects with declared members) make
+``TypedShape.build`` return None: that schema version is then read by the diagnostic path only.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable
@@ -19,16 +19,15 @@ from typing import Annotated, Any, Literal, Union
 import msgspec
 
 from promptops.contract import Contract
-from promptops.parsing import paths
-from promptops.parsing.diagnostics import Diagnostic, duplicate_ids
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.scan import strings_clean
 from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 
 UNSET = msgspec.UNSET
-DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
-_is_set = functools.partial(operator.is_not, UNSET)
-PLACE_OK, PLACE_OUT, PLACE_IDS_REPEAT = 0, 1, 2  # verdicts of TypedShape.placed and scan.native_placed
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError, ValueError)
+encode = msgspec.json.Encoder().encode
+
+_strip = str.strip
+_chain = itertools.chain.from_iterable
 
 
 class _Inexpressible(Exception):
@@ -39,73 +38,63 @@ class TypedShape:
     """Decoders and getters for one schema version of a contract."""
 
     def __init__(self, contract: Contract, shape: OutputShape) -> None:
-        self.contract = contract
         self.shape = shape
         roles = contract.roles
         line_fields = {name for name in (roles.line, roles.end_line) if name is not None}
-        self.item_type, item_names = _struct("Finding", shape.item, line_fields)
-        # Version fields are checked once per distinct value by the fast path's version cache (pattern
-        # included), so the decoders read them as plain strings instead of running a regex every time.
+        line_pair = (roles.line, roles.end_line) if roles.line and roles.end_line else None
+        self.item_type, item_names = _struct("Finding", shape.item, line_fields, line_pair=line_pair)
+        # Version fields are plain strings here: the fast path checks each distinct declaration once, with the
+        # diagnostic path's own rules (FastPath.versions_ok).
         version_fields = {name for name in (contract.versions.schema, contract.versions.prompt) if name}
         response, top_names = _struct(
             "Response", shape.top, set(), items=(contract.items, self.item_type), plain_strings=version_fields
         )
-        envelope, _ = _struct(
-            "Envelope", shape.top, set(), items=(contract.items, msgspec.Raw), plain_strings=version_fields
-        )
         self.decode_response = msgspec.json.Decoder(response).decode
-        self.decode_envelope = msgspec.json.Decoder(envelope).decode
-        self.decode_item = msgspec.json.Decoder(self.item_type).decode
-        top, item = shape.top, shape.item
-        self.items = attr(top_names[contract.items])
-        self.top_fields = [(name, attr(top_names[name])) for name in top.properties if name != contract.items]
-        self.top_strings = _getter(top_names[n] for n in _string_fields(top) if n != contract.items)
-        self.top_string_lists = [attr(top_names[n]) for n in _string_list_fields(top)]
-        self._item_strings = _getter(item_names[n] for n in _string_fields(item))
-        self._item_string_lists = [attr(item_names[n]) for n in _string_list_fields(item)]
-        # Open objects are the only members whose depth the Struct types do not bound.
-        self._top_open = [attr(top_names[n]) for n, r in top.properties.items() if r.open_object]
-        self._item_open = [attr(item_names[n]) for n, r in item.properties.items() if r.open_object]
-        self.has_open_objects = bool(self._top_open or self._item_open)
-        # ``shallow`` can only fail for a non-empty open member: one C getter tells when the top has none.
-        self.top_open_values = _getter(top_names[n] for n, r in top.properties.items() if r.open_object)
-        self.has_item_open = bool(self._item_open)
-        # Truthy when ``shallow`` has something to look at (None: never): what the fast path calls per response.
-        self.open_probe: Callable[[Any], Any] | None
-        if not self.has_open_objects:
-            self.open_probe = None
-        elif self.has_item_open:
-            self.open_probe = _always
-        elif len(self._top_open) == 1:
-            self.open_probe = self._top_open[0]  # UNSET and empty objects are falsy
-        else:
-            self.open_probe = lambda obj: any(self.top_open_values(obj))
-        self._path = attr(item_names[roles.path]) if roles.path else None
-        self._path_optional = roles.path is not None and roles.path not in item.required
-        self._line = attr(item_names[roles.line]) if roles.line else None
-        self._end_line = attr(item_names[roles.end_line]) if roles.line and roles.end_line else None
-        self._id = attr(item_names[roles.id]) if roles.id else None
-        # Paths are read before any coercion: when backslashes become "/", a path holding one is never in
-        # place as written (ChangedFiles.listed_plain), whatever the changed files' names.
-        self.plain_paths = roles.path is not None and contract.coercions.path_separators
-        # The fields ``placed`` and ``marks`` read, for their C twins (scan.native_placed, scan.native_marks):
-        # the slot descriptor of each (read directly), else its attribute name; None where the role is absent.
-        slots = vars(self.item_type)
-        self.place_fields: tuple[Any, ...] = tuple(
-            slots.get(item_names[name], item_names[name]) if name else None
-            for name in (roles.path, roles.line, roles.end_line if roles.line else None, roles.id)
-        )
-        # Every field of a response and of a finding, for the member count (members, scan.native_members).
-        response_slots = vars(response)
-        self.member_slots: tuple[Any, ...] = (
-            tuple(response_slots.get(name, name) for name in top_names.values()),
-            self.item_type,
-            tuple(slots.get(name, name) for name in item_names.values()),
-        )
-        self.plan: tuple[Any, ...] = (*self.member_slots, *self.place_fields, UNSET)  # for _place.checked
+        self.items = operator.attrgetter(top_names[contract.items])
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
-        self._items_path = paths.member(None, contract.items)
+        self._path = operator.attrgetter(item_names[roles.path]) if roles.path else None
+        self._path_optional = roles.path is not None and roles.path not in shape.item.required
+        self._id = operator.attrgetter(item_names[roles.id]) if roles.id else None
+        # Paths are compared before any coercion: when backslashes become "/", a path holding one is never in
+        # place as written (ChangedFiles.written), whatever the changed files' names.
+        self._plain_paths = roles.path is not None and contract.coercions.path_separators
+        self.depth = _depth(shape, contract.items)
+        self.item_open = any(r.open_object for r in shape.item.properties.values())
+        # The strings trimming could change: free text (enum values are clean by construction, and the version
+        # fields are checked with the versions), alone or in arrays.
+        self._top_strings = _strings(shape.top, top_names, {contract.items, *version_fields})
+        self._item_strings = _strings(shape.item, item_names, set())
+        # For the member count: every field of a finding and of the top level, and the open objects (whose
+        # members are counted by encoding them, as is everything when some schema text holds a colon).
+        self._item_fields = _tuple_getter(list(item_names.values()))
+        self._top_fields = _tuple_getter(list(top_names.values()))
+        self._item_width, self._top_width = len(item_names), len(top_names)
+        top_open = [top_names[n] for n, r in shape.top.properties.items() if r.open_object]
+        self.top_open = _tuple_getter(top_open) if top_open else None
+        texts = [*shape.top.properties, *shape.item.properties]
+        texts += [v for r in (*shape.top.properties.values(), *shape.item.properties.values()) for v in r.enum or ()]
+        self._countable = not self.item_open and not any(":" in v for v in texts if isinstance(v, str))
+
+    def clean(self, obj: Any, items: list[Any], data: bytes, changed: ChangedFiles, colons: int) -> bool:
+        """A decoded response is clean as written: no free string with whitespace at an edge, every finding in
+        place, no repeated key (``data``, the text it was decoded from, has no escaped colon; ``colons``: those
+        of the version declarations)."""
+        strings = _chain(map(self._item_strings, items))
+        present = tuple(filter(None, itertools.chain(self._top_strings(obj), strings)))
+        if tuple(map(_strip, present)) != present:  # strip returns the same object when nothing changes
+            return False
+        if not self.in_place(items, changed):
+            return False
+        # Each member of a JSON text has one ':' outside strings, and the strings' own colons are those decoded:
+        # fewer colons than the text's means a repeated key lost a member.
+        if self._countable and (self.top_open is None or not any(self.top_open(obj))):
+            unset = sum(map(_count_unset, map(self._item_fields, items)))
+            members = len(items) * self._item_width + self._top_width - self._top_fields(obj).count(UNSET) - unset
+            expected = members + "".join(present).count(":") + colons
+        else:
+            expected = encode(obj).count(b":")
+        return bool(expected == data.count(b":"))
 
     @classmethod
     def build(cls, contract: Contract, shape: OutputShape) -> TypedShape | None:
@@ -115,167 +104,96 @@ class TypedShape:
         except (_Inexpressible, TypeError):
             return None
 
-    def free_strings(self, items: list[Any]) -> Iterable[Any]:
-        """The findings' strings that trimming could change (enum values are clean by construction)."""
-        strings: Iterable[Any] = itertools.chain.from_iterable(map(self._item_strings, items))
-        for getter in self._item_string_lists:
-            strings = itertools.chain(strings, itertools.chain.from_iterable(filter(None, map(getter, items))))
-        return strings
-
-    def top_free_strings(self, obj: Any) -> Iterable[Any]:
-        strings: Iterable[Any] = self.top_strings(obj)
-        for getter in self.top_string_lists:
-            strings = itertools.chain(strings, getter(obj) or ())
-        return strings
-
-    def strings_clean_one(self, item: Any) -> bool:
-        """No free string of one typed finding has surrounding whitespace (``free_strings``, for one)."""
-        if not strings_clean(self._item_strings(item)):
-            return False
-        return all(strings_clean(getter(item) or ()) for getter in self._item_string_lists)
-
     def in_place(self, items: list[Any], changed: ChangedFiles) -> bool:
-        """Every finding names a changed file (exactly, already normal) and has a sane line range."""
+        """Every finding names a changed file exactly as written, and no two share an id."""
         if self._path is not None:
-            located = filter(_is_set, map(self._path, items)) if self._path_optional else map(self._path, items)
-            if not all(map(self._comparable(changed).__contains__, located)):
+            located: Iterable[Any] = map(self._path, items)
+            if self._path_optional:
+                located = filter(_is_set, located)
+            if not all(map(changed.written(self._plain_paths).__contains__, located)):
                 return False
-        if self._end_line is not None and self._line is not None:
-            for end, line in zip(map(self._end_line, items), map(self._line, items), strict=True):
-                if end is not UNSET and end < line:
-                    return False
-        return True
+        return self._id is None or len(set(map(self._id, items))) == len(items)
 
-    def listed(self, changed: ChangedFiles) -> tuple[str, ...]:
-        """The changed files a typed finding's path, as written, may be compared with (for the C helpers)."""
-        return changed.listed_plain if self.plain_paths else changed.listed
-
-    def _comparable(self, changed: ChangedFiles) -> frozenset[str]:
-        """``listed`` as a set, for the Python twins."""
-        return changed.normal_plain if self.plain_paths else changed.normal
-
-    def placed(self, items: list[Any], changed: ChangedFiles) -> int:
-        """1 when some finding is not ``in_place``; else 2 when two ids are equal, else 0 (reference for
-        scan.native_placed, which answers the same in one C loop)."""
-        if not self.in_place(items, changed):
-            return PLACE_OUT
-        if self._id is not None and len(items) > 1:
-            ids = list(map(self._id, items))
-            if len(set(ids)) != len(ids):
-                return PLACE_IDS_REPEAT
-        return PLACE_OK
-
-    def marks(self, items: list[Any], changed: ChangedFiles) -> list[Any]:
-        """Per finding: its ``finding_id`` when it is a typed Struct ``in_place_one``, else UNSET (reference for
-        scan.native_marks)."""
-        item_type = self.item_type
-        return [
-            self.finding_id(item) if type(item) is item_type and self.in_place_one(item, changed) else UNSET
-            for item in items
-        ]
-
-    def finding_id(self, item: Any) -> str | None:
-        """The id of a typed finding as diagnostics report it (clean strings need no trimming)."""
-        value = self._id(item) if self._id is not None else None
-        return value if type(value) is str and value else None
-
-    def in_place_one(self, item: Any, changed: ChangedFiles) -> bool:
-        """``in_place`` for a single typed finding, without the iterator setup."""
-        if self._path is not None:
-            path = self._path(item)
-            if path is not UNSET and path not in self._comparable(changed):
-                return False
-        if self._end_line is not None and self._line is not None:
-            end = self._end_line(item)
-            if end is not UNSET and end < self._line(item):
-                return False
-        return True
-
-    def members(self, obj: Any) -> int:
-        """The object members a decoded response holds at any depth: its set fields, its findings' set fields,
-        and the members of open objects (reference for _place.decoded_members, see scan.native_count)."""
-        top_slots, item_type, item_slots = self.member_slots
-
-        def held(value: Any) -> int:
-            if type(value) is item_type:
-                return of_struct(value, item_slots)
-            if type(value) is list:
-                return sum(map(held, value))
-            if type(value) is dict:
-                return len(value) + sum(map(held, value.values()))
-            return 0
-
-        def of_struct(struct: Any, slots: tuple[Any, ...]) -> int:
-            values = [getattr(struct, getattr(slot, "__name__", slot)) for slot in slots]
-            return sum(1 + held(value) for value in values if value is not UNSET)
-
-        return of_struct(obj, top_slots)
-
-    def shallow(self, obj: Any, items: list[Any], max_depth: int) -> bool:
-        """Open objects (the only unbounded members) nest no deeper than ``max_depth``."""
-        # An open object sits below the top-level object (1 level), or below top, array and finding (3).
-        for getter in self._top_open:
-            value = getter(obj)
-            if value and value is not UNSET and 1 + json_depth(value) > max_depth:
-                return False
-        for getter in self._item_open:
-            for item in items:
-                value = getter(item)
-                if value and value is not UNSET and 3 + json_depth(value) > max_depth:
-                    return False
-        return True
-
-    def duplicate_ids(self, items: list[Any]) -> list[Diagnostic]:
-        if self._id is None:
-            return []
-        ids = list(map(self._id, items))
-        if len(set(ids)) == len(ids):
-            return []
-        return duplicate_ids(enumerate(ids), self._items_path, self.contract.roles.id or "id")
+    def as_written(self, item: dict[str, Any], changed: ChangedFiles) -> bool:
+        """One decoded finding passes every rule as written: no coercion, no drop, no note."""
+        try:
+            struct = msgspec.convert(item, self.item_type)
+        except DECODE_ERRORS:
+            return False
+        present = tuple(filter(None, self._item_strings(struct)))
+        return tuple(map(_strip, present)) == present and self.in_place([struct], changed)
 
 
-def _always(_: Any) -> bool:
-    return True
+def _strings(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> Callable[[Any], Iterable[Any]]:
+    """A getter of the free strings of a Struct of ``shape`` (UNSET, None and "" included, to be filtered)."""
+    single: list[str] = []
+    lists: list[Callable[[Any], Any]] = []
+    for name, rule in shape.properties.items():
+        if name in skip:
+            continue
+        if "string" in rule.types and rule.enum is None:
+            if rule.types - {"string", "null"}:
+                raise _Inexpressible(f"{name}: a string or another type")
+            single.append(names[name])
+        elif rule.items is not None and "array" in rule.types:
+            inner = rule.items
+            if (
+                inner.items is not None
+                or "array" in inner.types
+                or (inner.types - {"string", "null"} and "string" in inner.types)
+            ):
+                raise _Inexpressible(f"{name}: strings nested deeper than an array")
+            if "string" in inner.types and inner.enum is None:
+                lists.append(operator.attrgetter(names[name]))
+    get: Callable[[Any], Iterable[Any]]
+    if not single:
+        get = _nothing
+    elif len(single) == 1:
+        one = operator.attrgetter(single[0])
+        get = lambda struct: (one(struct),)  # noqa: E731
+    else:
+        get = operator.attrgetter(*single)
+    if not lists:
+        return get
+    return lambda struct: itertools.chain(get(struct), _chain(filter(None, (g(struct) for g in lists))))
 
 
-def attr(name: str) -> Callable[[Any], Any]:
-    return operator.attrgetter(name)
-
-
-def _getter(names: Iterable[str]) -> Callable[[Any], tuple[Any, ...]]:
-    names = tuple(names)
-    if not names:
-        return lambda _: ()
+def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     if len(names) == 1:
-        single = operator.attrgetter(names[0])
-        return lambda obj: (single(obj),)
+        one = operator.attrgetter(names[0])
+        return lambda struct: (one(struct),)
     return operator.attrgetter(*names)
 
 
-def _string_fields(shape: ObjectShape) -> list[str]:
-    # Enum fields are decoded as Literals of clean values, so only free strings can need trimming.
-    return [name for name, rule in shape.properties.items() if "string" in rule.types and rule.enum is None]
+_count_unset = operator.methodcaller("count", UNSET)
 
 
-def _string_list_fields(shape: ObjectShape) -> list[str]:
-    return [
-        name
-        for name, rule in shape.properties.items()
-        if rule.items is not None and "array" in rule.types and "string" in rule.items.types
-    ]
+def _nothing(_: Any) -> tuple[()]:
+    return ()
 
 
-def json_depth(value: Any) -> int:
-    """Nesting depth of a decoded JSON value (a scalar is 0, [] is 1)."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict | list):
-            deepest = max(deepest, level)
-            children = node.values() if isinstance(node, dict) else node
-            stack.extend((child, level + 1) for child in children)
-    return deepest
+def _is_set(value: Any) -> bool:
+    return value is not UNSET
+
+
+def _depth(shape: OutputShape, items_field: str) -> int:
+    """How deep a response of this shape nests at most (the top object is 1), an open object counted as one
+    level (it may nest deeper: see ``top_open`` and ``item_open``)."""
+
+    def of_rule(rule: FieldRule) -> int:
+        if rule.open_object:
+            return 1
+        if rule.items is not None:
+            inner = of_rule(rule.items)
+            return None if inner is None else 1 + inner
+        return 0
+
+    def of_object(obj: ObjectShape) -> int:
+        return 1 + max([0, *(of_rule(rule) for rule in obj.properties.values())])
+
+    item = of_object(shape.item)
+    top = of_object(shape.top._replace(properties={k: v for k, v in shape.top.properties.items() if k != items_field}))
+    return max(top, 2 + item)
 
 
 def _struct(
@@ -284,6 +202,7 @@ def _struct(
     line_fields: set[str],
     items: tuple[str, Any] | None = None,
     plain_strings: set[str] | frozenset[str] = frozenset(),
+    line_pair: tuple[str, str] | None = None,
 ) -> tuple[Any, dict[str, str]]:
     if shape.additional:
         raise _Inexpressible(f"{name}: open objects keep unknown members the Struct would drop")
@@ -304,10 +223,31 @@ def _struct(
             fields.append((attr_name, kind))
         else:
             fields.append((attr_name, _union_of([kind, msgspec.UnsetType]), UNSET))
+    namespace = {}
+    if line_pair is not None and all(n in names for n in line_pair):
+        namespace["__post_init__"] = _line_order(names[line_pair[0]], names[line_pair[1]])
     struct = msgspec.defstruct(
-        name, fields, rename={v: k for k, v in names.items()}, kw_only=True, forbid_unknown_fields=True, gc=False
+        name,
+        fields,
+        rename={v: k for k, v in names.items()},
+        kw_only=True,
+        forbid_unknown_fields=True,
+        gc=False,
+        namespace=namespace,
     )
     return struct, names
+
+
+def _line_order(line: str, end_line: str) -> Callable[[Any], None]:
+    """``__post_init__`` of a finding: an end line before its line is refused (a ValidationError)."""
+    line_of, end_of = operator.attrgetter(line), operator.attrgetter(end_line)
+
+    def check(self: Any) -> None:
+        start, end = line_of(self), end_of(self)
+        if start is not UNSET and end is not UNSET and end < start:
+            raise ValueError("end line before line")
+
+    return check
 
 
 def _line_type(rule: FieldRule) -> Any:
@@ -366,7 +306,7 @@ def _enum_type(rule: FieldRule) -> Any:
                 continue
             raise _Inexpressible(rule.name)
         if isinstance(value, str):
-            if value.strip() != value:  # the slow path trims before the enum check: not the same outcome
+            if value.strip() != value:  # the diagnostic path trims before the enum check: not the same outcome
                 raise _Inexpressible(rule.name)
             too_short = rule.min_length is not None and len(value) < rule.min_length
             too_long = rule.max_length is not None and len(value) > rule.max_length

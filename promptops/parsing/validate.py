@@ -1,4 +1,4 @@
-"""The diagnostic path: validate a decoded document step by step (seed 000 §5.3.2-5.3.4, DESIGN.md §3.5-3.9).
+"""The diagnostic path: validate a decoded document step by step.
 
 Order, as the spec demands: top level (shape, duplicate keys, versions before anything else), then each finding
 on its own (drop, never fail the response), then reconciliation with the changed files, then the partial
@@ -7,11 +7,8 @@ fallback and duplicate ids. A rejected response carries only the wrapper/truncat
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
-
-import msgspec
 
 from promptops.contract import Contract
 from promptops.errors import PolicyError, VersionError
@@ -24,7 +21,7 @@ from promptops.parsing.diagnostics import (
     ParseOutcome,
     extraction_note,
 )
-from promptops.parsing.fields import PLAIN, Coercion, Problem, check_value, compile_quick
+from promptops.parsing.fields import PLAIN, Coercion, Problem, check_value, count_items
 from promptops.parsing.findings import Findings, coercion_diag, drop_nulls, ignored_note
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
@@ -50,24 +47,17 @@ class Validator:
         contract: Contract,
         policy: ParserPolicy,
         gate: VersionGate,
-        typed: Mapping[SchemaVersion, TypedShape] | None = None,
-        *,
-        speedups: bool = True,
+        typed: Mapping[SchemaVersion, TypedShape | None],
+        max_findings: int,
     ) -> None:
         self._contract = contract
-        # Documents from the itemwise reader hold findings already checked in C as typed Structs.
-        self._findings = Findings(contract, dict(typed or {}), speedups=speedups)
-        self._typed_shapes: dict[str, OutputShape] = {}  # declared schema text -> shape, for typed documents
+        self._findings = Findings(contract, typed)
+        self._max_findings = max_findings
         self._gate = gate
         self._coercions = contract.coercions
         self._items = contract.items
         self._items_path = paths.member(None, contract.items)
         self._version_rules = contract.shape(policy.schema_floor).top.properties
-        self._version_quick = {
-            name: test
-            for name, rule in self._version_rules.items()
-            if (test := compile_quick(rule, PLAIN, contract.coercions)) is not None
-        }
 
     def validate(
         self, document: Document, changed: ChangedFiles, request_versions: tuple[str, str] | None
@@ -83,13 +73,31 @@ class Validator:
             return self._validate(document, changed, request_versions, notes)
         except _Rejected as rejected:
             notes.append(Diagnostic(rejected.code, ERROR, rejected.path, rejected.message))
+            schema, prompt = self.declared(document.value, request_versions)
             return ParseOutcome(
                 accepted=False,
                 reason=rejected.code,
                 diagnostics=notes,
+                schema_version=schema,
+                prompt_version=prompt,
                 extracted=document.extracted,
                 truncated=truncation is not None,
             )
+
+    def declared(self, top: Any, request_versions: tuple[str, str] | None) -> tuple[str | None, str | None]:
+        """The versions a response declares (or its request states), as far as they can be read: what a
+        rejection still reports, so that the versions of refused responses can be counted."""
+        fields = self._contract.versions
+        found: list[str | None] = []
+        for index, field in enumerate((fields.schema, fields.prompt)):
+            if field is None:
+                found.append(request_versions[index] if request_versions is not None else None)
+                continue
+            value = top.get(field) if type(top) is dict else None
+            if type(value) is str and self._coercions.trim_strings:
+                value = value.strip()
+            found.append(value if type(value) is str and value else None)
+        return found[0], found[1]
 
     def _validate(
         self,
@@ -109,30 +117,19 @@ class Validator:
                 if key in document.member_duplicates:
                     where = document.member_duplicates[key]
                     raise _Rejected(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once")
-        result: dict[str, Any]
-        if document.checked_versions is not None:  # typed envelope: versions and top level already proven
-            (schema_text, prompt_text), tolerant = document.checked_versions, False
-            shape = self._typed_shape_of(document)
-            result = dict(top)
-            del result[self._items]
-            outcome_diags = notes
-        else:
-            applied: list[Coercion] = []
-            schema_text, prompt_text, shape, tolerant = self._versions(top, request_versions, applied)
-            result = {}
-            ignored: list[Diagnostic] = []
-            self._top_level(top, shape, tolerant, document, applied, result, ignored)
-            outcome_diags = notes + [coercion_diag(c) for c in applied] + ignored
+        applied: list[Coercion] = []
+        schema_text, prompt_text, shape, tolerant = self._versions(top, request_versions, applied)
+        result: dict[str, Any] = {}
+        ignored: list[Diagnostic] = []
+        self._top_level(top, shape, tolerant, document, applied, result, ignored)
+        outcome_diags = notes + [coercion_diag(c) for c in applied] + ignored
         items = top.get(self._items)
         assert isinstance(items, list)
-        kept, counts, has_structs = self._findings.check(items, shape, tolerant, document, changed, outcome_diags)
+        kept, counts = self._findings.check(items, shape, tolerant, document, changed, outcome_diags)
         result[self._items] = kept
-        # Typed findings stay Structs until someone reads the result.
-        materialize = functools.partial(msgspec.to_builtins, result) if has_structs else None
         return ParseOutcome.checked(
             outcome_diags,
-            None if has_structs else result,
-            materialize,
+            result,
             (schema_text, prompt_text),
             (counts[0], len(kept), counts[1]),
             document.extracted,
@@ -156,13 +153,7 @@ class Validator:
             else:
                 if field not in top:
                     raise _Rejected(Code.MISSING_REQUIRED_FIELD, field, f"required field {field} is missing")
-                value, quick = top[field], self._version_quick.get(field)
-                checked = (
-                    value
-                    if quick is not None and quick(value)
-                    else self._check_top(field, value, self._version_rules[field], applied)
-                )
-                text = checked
+                text = self._check_top(field, top[field], self._version_rules[field], applied)
                 where = field
             try:
                 parsed.append(parse(text))
@@ -209,17 +200,20 @@ class Validator:
             raise _Rejected(Code.FINDINGS_NOT_ARRAY, self._items_path, f"{self._items_path} is not an array")
         items_rule = rules[self._items]
         if items_rule.min_items is not None and len(items) < items_rule.min_items:
-            raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"fewer than {items_rule.min_items} items")
+            raise _Rejected(
+                Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"fewer than {count_items(items_rule.min_items)}"
+            )
         if items_rule.max_items is not None and len(items) > items_rule.max_items:
-            raise _Rejected(Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"more than {items_rule.max_items} items")
-        quick_top = self._findings.compiled(shape).quick_top
+            raise _Rejected(
+                Code.INVALID_TOP_LEVEL_FIELD, self._items_path, f"more than {count_items(items_rule.max_items)}"
+            )
+        if len(items) > self._max_findings:
+            message = f"{self._items_path} holds {len(items)} items, over the {self._max_findings} limit"
+            raise _Rejected(Code.TOO_LARGE, self._items_path, message)
         for key, value in top.items():
             if key == self._items:
                 continue
-            quick = quick_top.get(key)
-            if quick is not None and quick(value):
-                result[key] = value
-            elif key in version_fields:
+            if key in version_fields:
                 result[key] = self._check_top(key, value, rules[key], [])  # already logged
             elif key in rules:
                 result[key] = self._check_top(key, value, rules[key], applied)
@@ -230,17 +224,6 @@ class Validator:
         ordered.update((key, value) for key, value in result.items() if key not in ordered)
         result.clear()
         result.update(ordered)
-
-    def _typed_shape_of(self, document: Document) -> OutputShape:
-        """The schema the itemwise reader decoded with (the one of its typed findings)."""
-        assert document.checked_versions is not None
-        text = document.checked_versions[0]
-        shape = self._typed_shapes.get(text)
-        if shape is None:
-            if len(self._typed_shapes) >= 4096:  # texts come from model output: keep the cache bounded
-                self._typed_shapes.clear()
-            shape = self._typed_shapes[text] = self._contract.shape(SchemaVersion.parse(text))
-        return shape
 
     def _check_top(self, name: str, value: Any, rule: FieldRule, applied: list[Coercion]) -> Any:
         checked = check_value(rule, value, None, name, PLAIN, self._coercions, applied)

@@ -1,4 +1,4 @@
-"""Version acceptance for one parser (DESIGN.md §3.6) and the choice of schema to read a response with."""
+"""Version acceptance for one parser and the choice of schema to read a response with."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DESIGN.md §3.9 / seed 000 §5.3.4: partial fallback, order, all-dropped warning, duplicate ids."""
+"""Partial fallback, order, all-dropped warning, duplicate ids."""
 
 from __future__ import annotations
 

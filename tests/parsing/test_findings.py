@@ -1,4 +1,4 @@
-"""DESIGN.md §3.7 / seed 000 §5.3.2: each finding is dropped on its own or kept with logged coercions."""
+"""Each finding is dropped on its own or kept with logged coercions."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ DROPS: list[tuple[str, dict[str, Any], Code, str]] = [
     ("end-before-line", {"line": 30, "end_line": 12}, Code.END_LINE_BEFORE_LINE, "findings[0].end_line"),
     ("end-before-line-coerced", {"line": "30", "end_line": " 12"}, Code.END_LINE_BEFORE_LINE, "findings[0].end_line"),
     ("outside-diff", {"file": "src/db/pool.py"}, Code.FILE_NOT_IN_CHANGED_FILES, "findings[0].file"),
-    # precedence (DESIGN.md §3.7 order, then reconciliation last)
+    # precedence (the fixed order of a finding's faults, then reconciliation last)
     ("type-before-enum", {"title": 7, "severity": "High"}, Code.INVALID_FIELD, "findings[0].title"),
     ("enum-before-line", {"line": 0, "severity": "High"}, Code.INVALID_ENUM, "findings[0].severity"),
     ("missing-before-unknown", {"id": DROP, "extra": 1}, Code.MISSING_REQUIRED_FIELD, "findings[0].id"),

@@ -1,4 +1,4 @@
-"""DESIGN.md §3.10: size and nesting limits reject cleanly; no input raises."""
+"""Size, nesting and work limits reject cleanly; no input raises."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import pytest
 
 from promptops import Code, Contract, Limits, Parser
+from promptops.parsing.parser import MAX_FINDINGS, MAX_TOKENS
 from tests.helpers import CHANGED, DROP, response
 
 
@@ -45,11 +46,26 @@ def test_depth_limit(small: Parser) -> None:
 
 @pytest.mark.parametrize("wrap", ["{}", "```json\n{}\n```", "{}trailing", "{}"[:-1]])
 def test_pathological_depth_never_raises(both: Parser, wrap: str) -> None:
-    deep = '{"meta": ' + "[" * 100_000 + "]" * 100_000 + "}"
-    raw = wrap.replace("{}", deep) if "{}" in wrap else deep[:-50_000]
+    deep = '{"meta": ' + "[" * 40_000 + "]" * 40_000 + "}"
+    raw = wrap.replace("{}", deep) if "{}" in wrap else deep[:-20_000]
     outcome = both.parse(raw, CHANGED)
     assert outcome.reason == Code.TOO_DEEP
 
 
 def test_default_limits_are_the_documented_ones(contract: Contract) -> None:
     assert contract.default_policy.limits == Limits(max_bytes=4 * 1024 * 1024, max_depth=256)
+
+
+@pytest.mark.parametrize("unit", ["{}", '{"x":1}', "[", '"a",', "<think>"])
+def test_a_response_of_too_many_tokens_is_too_large(both: Parser, unit: str) -> None:
+    raw = unit * (MAX_TOKENS // max(1, unit.count("{") + unit.count("[") + unit.count('"') + unit.count("<")) + 1)
+    outcome = both.parse(raw, CHANGED)
+    assert outcome.reason == Code.TOO_LARGE and "over the limit of" in outcome.diagnostics[0].message
+
+
+def test_more_findings_than_the_limit_is_too_large(both: Parser) -> None:
+    raw = json.dumps(response([])).replace(
+        '"findings": []', '"findings": [' + ",".join(["1"] * (MAX_FINDINGS + 1)) + "]"
+    )
+    outcome = both.parse(raw, CHANGED)
+    assert outcome.reason == Code.TOO_LARGE and outcome.diagnostics[0].path == "findings"

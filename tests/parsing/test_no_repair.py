@@ -1,4 +1,4 @@
-"""DESIGN.md §3.4: no token repair. Anything that is not JSON is invalid_json, never guessed at."""
+"""No token repair. Anything that is not JSON is invalid_json, never guessed at."""
 
 from __future__ import annotations
 

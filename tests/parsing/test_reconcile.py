@@ -1,4 +1,4 @@
-"""DESIGN.md §3.8 / seed 000 §5.3.3: findings must name a changed file, after the same normalization on both sides."""
+"""Findings must name a changed file, after the same normalization on both sides."""
 
 from __future__ import annotations
 

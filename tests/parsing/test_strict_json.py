@@ -1,4 +1,4 @@
-"""DESIGN.md §3.1: strict RFC 8259 parsing; whitespace and a BOM ignored; duplicate keys never last-wins."""
+"""Strict RFC 8259 parsing; whitespace and a BOM ignored; duplicate keys never last-wins."""
 
 from __future__ import annotations
 
@@ -95,3 +95,40 @@ def test_whole_text_that_is_not_json_is_invalid_json(both: Parser) -> None:
 def test_result_is_valid_json(both: Parser) -> None:
     outcome = both.parse(text(response(meta={"model": "x", "n": [1, 2.5, None]})), CHANGED)
     assert json.loads(json.dumps(outcome.to_dict()))["result"]["meta"] == {"model": "x", "n": [1, 2.5, None]}
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("", "response is empty"),
+        (" \n\ufeff ", "response is empty"),
+        (
+            "Here is my review: all good.",
+            "response holds no JSON object: the text starts with 'Here is my review: all good.'",
+        ),
+        ('{"a": 1,\n "b": [1, 2,]}', "response is not valid JSON: a trailing comma in an array at line 2, column 13"),
+        ('{"a": 1,\n}', "response is not valid JSON: a trailing comma in an object at line 2, column 1"),
+        ("[1, 2", "response is not valid JSON: the text ends before the JSON is complete (at line 1, column 6)"),
+        (b'{"a": "caf\xe9"}', "response is not valid UTF-8 at line 1, column 11 (byte 10)"),
+        ('{"a": 1e999}', "response is not valid JSON: a number out of range"),
+    ],
+)
+def test_json_errors_say_what_is_wrong_and_where(both: Parser, raw: str | bytes, message: str) -> None:
+    outcome = both.parse(raw, CHANGED)
+    assert outcome.reason == Code.INVALID_JSON
+    assert outcome.diagnostics[-1].message == message
+
+
+def test_a_cut_finding_keeps_the_id_read_before_the_cut(both: Parser) -> None:
+    text = json.dumps(response([finding(1), finding(2)]))
+    cut = text[: text.index('"F2"') + 12]
+    outcome = both.parse(cut, CHANGED)
+    truncated = [d for d in outcome.diagnostics if d.code == Code.TRUNCATED]
+    assert [(d.finding_index, d.finding_id) for d in truncated] == [(1, "F2")]
+
+
+def test_all_dropped_says_the_only_finding_in_the_singular(both: Parser) -> None:
+    outcome = both.parse(json.dumps(response([finding(1, severity="High")])), CHANGED)
+    assert outcome.diagnostics[-1].message == "the only finding was dropped"
+    outcome = both.parse(json.dumps(response([finding(1, severity="High"), finding(2, line=0)])), CHANGED)
+    assert outcome.diagnostics[-1].message == "all 2 findings were dropped"

@@ -1,4 +1,4 @@
-"""DESIGN.md §3.5 / seed 000 §5.3.2: the top level must be a well-formed object, or the response is rejected."""
+"""The top level must be a well-formed object, or the response is rejected."""
 
 from __future__ import annotations
 

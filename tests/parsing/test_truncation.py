@@ -1,4 +1,4 @@
-"""DESIGN.md §3.3: a response cut off inside its value keeps only what was complete."""
+"""A response cut off inside its value keeps only what was complete."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DESIGN.md §3.6 / seed 000 §7.2: versions are checked before any finding-level work."""
+"""Versions are checked before any finding-level work."""
 
 from __future__ import annotations
 
@@ -123,3 +123,21 @@ def test_each_known_version_is_validated_with_its_own_schema(two_schemas: Contra
 def test_a_floor_without_a_schema_is_a_policy_error(contract: Contract) -> None:
     with pytest.raises(PolicyError, match=r"schema floor 1\.5"):
         Parser(contract, ParserPolicy(SchemaVersion(1, 5), PromptVersion(1, 0, 0)))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "declared"),
+    [
+        ({"prompt_version": "2.0.0"}, ("1.0", "2.0.0")),
+        ({"schema_version": "2.0"}, ("2.0", "1.0.0")),
+        ({"schema_version": " 1.0 ", "prompt_version": "9.9.9"}, ("1.0", "9.9.9")),
+        ({"schema_version": 7}, (None, "1.0.0")),
+        ({"prompt_version": "2.0.0", "findings": "many"}, ("1.0", "2.0.0")),
+    ],
+)
+def test_a_rejected_response_keeps_the_versions_it_declared(
+    both: Parser, overrides: dict[str, object], declared: tuple[str | None, str | None]
+) -> None:
+    outcome = both.parse(json.dumps(response(**overrides)), CHANGED)
+    assert not outcome.accepted
+    assert (outcome.schema_version, outcome.prompt_version) == declared

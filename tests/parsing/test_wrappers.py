@@ -1,4 +1,4 @@
-"""DESIGN.md §3.2: think blocks, fences and prose are stripped; exactly one object is extracted."""
+"""Think blocks, fences and prose are stripped; exactly one object is extracted."""
 
 from __future__ import annotations
 

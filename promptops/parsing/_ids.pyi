@@ -1,6 +1,0 @@
-from typing import Any
-
-def repeats(kept_ids: list[tuple[int, str | None]], /) -> bool: ...
-def keep_marked(
-    items: list[Any], marks: list[Any], unset: Any, kept: list[Any], kept_ids: list[tuple[int, Any]], start: int, /
-) -> int: ...

@@ -1,3 +1,0 @@
-from typing import Any
-
-def check(item: object, spec: tuple[Any, ...], base: str, changed: object, /) -> Any: ...
