@@ -59,6 +59,22 @@ class Code(StrEnum):
 
 
 COERCION_CODES = frozenset({Code.TRIMMED_WHITESPACE, Code.NORMALIZED_PATH_SEPARATOR, Code.CONVERTED_NUMERIC_STRING})
+# Codes that mean "this finding was dropped" when logged at warning level; the same spelling at error level is a
+# reject reason. Each dropped finding carries exactly one of them (the store's views and the review gate read it).
+DROP_CODES = frozenset(
+    {
+        Code.MISSING_REQUIRED_FIELD,
+        Code.INVALID_ENUM,
+        Code.INVALID_LINE,
+        Code.END_LINE_BEFORE_LINE,
+        Code.INVALID_FIELD,
+        Code.UNKNOWN_FIELD,
+        Code.FILE_NOT_IN_CHANGED_FILES,
+        Code.NOT_AN_OBJECT,
+        Code.DUPLICATE_KEY,
+        Code.TRUNCATED,
+    }
+)
 
 
 class Diagnostic:

@@ -18,7 +18,7 @@ from typing import Any
 
 from promptops.contract import Contract
 from promptops.merge import SourceReport
-from promptops.parsing.diagnostics import WARNING, Diagnostic
+from promptops.parsing.diagnostics import DROP_CODES, WARNING, Diagnostic
 from promptops.review_gate.signals import Origin, ReviewSignal, Severity, SignalKind, infer_role
 
 BLOCKING_LEVEL = "critical"  # the highest common severity (P0 and "critical" map to it)
@@ -28,8 +28,6 @@ _TRIES = 16  # object starts tried in prose before giving up (each try may read 
 
 def lost_signals(source: SourceReport, contract: Contract, raw: str | bytes) -> list[ReviewSignal]:
     """Signals for one reviewer output's dropped findings, or for the whole output when it was rejected."""
-    from promptops.store.ddl import DROP_CODES  # the store's list of drop reasons: one rule, one place
-
     findings = _raw_findings(raw, contract.items)
     if not source.outcome.accepted:
         return [_rejected(source, contract, findings)]

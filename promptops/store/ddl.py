@@ -14,25 +14,8 @@ from typing import Any
 
 import duckdb
 
-from promptops.parsing.diagnostics import COERCION_CODES, Code
+from promptops.parsing.diagnostics import COERCION_CODES, DROP_CODES, Code
 from promptops.store.errors import StoreError
-
-# Codes that mean "this finding was dropped" when logged at warning level (DESIGN.md §3); the same spelling
-# at error level is a reject reason. Each dropped finding carries exactly one of them.
-DROP_CODES = frozenset(
-    {
-        Code.MISSING_REQUIRED_FIELD,
-        Code.INVALID_ENUM,
-        Code.INVALID_LINE,
-        Code.END_LINE_BEFORE_LINE,
-        Code.INVALID_FIELD,
-        Code.UNKNOWN_FIELD,
-        Code.FILE_NOT_IN_CHANGED_FILES,
-        Code.NOT_AN_OBJECT,
-        Code.DUPLICATE_KEY,
-        Code.TRUNCATED,
-    }
-)
 
 
 @dataclass(frozen=True)

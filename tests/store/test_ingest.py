@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from promptops import Contract, ParserPolicy, PromptopsError, PromptVersion
+from promptops.parsing.diagnostics import DROP_CODES
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
-from promptops.store.ddl import DROP_CODES
 from tests.helpers import REPO_ROOT
 from tests.store.conftest import relative_to
 

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from promptops import ChangedFiles, Contract, Parser
-from promptops.parsing.diagnostics import COERCION_CODES, WARNING
+from promptops.parsing.diagnostics import COERCION_CODES, DROP_CODES, WARNING
 from promptops.store import ParserCache, RatesQuery, Store, export_parquet, ingest_logs, open_parquet, rates
-from promptops.store.ddl import DROP_CODES
 from tests.store.conftest import relative_to
 
 
