@@ -162,8 +162,10 @@ class PromptEnvironment(SandboxedEnvironment):
         check_binop(self, operator, left, right)
         return super().call_binop(context, operator, left, right)
 
-    def _generate(self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False) -> str:
-        return super()._generate(budget_loops(source), name, filename, defer_init)  # type: ignore[no-any-return]
+    def _generate(
+        self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
+    ) -> str:
+        return super()._generate(budget_loops(source), name, filename, defer_init)
 
 
 def template_search_path(root: Path) -> tuple[Path, ...]:
@@ -337,7 +339,9 @@ class Renderer:
         try:
             path = env.loader.locate(name)
         except TemplateError:
-            raise RenderError(f"{TEMPLATES_DIR}/{name}", None, "no such template (in the project or packaged)") from None
+            raise RenderError(
+                f"{TEMPLATES_DIR}/{name}", None, "no such template (in the project or packaged)"
+            ) from None
         return self._run(path, name, dict(context))
 
     def sources(self, path: Path) -> list[dict[str, str]]:
@@ -407,6 +411,28 @@ class Renderer:
     def _relative(self, path: Path) -> str:
         shown = show_path(self.root, path)
         return show_path(self.root, path.resolve()) if shown.startswith("/") else shown
+
+
+def file_sources(root: Path, rels: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """For each template ``rels`` names (repo-relative): the contract it is checked against and where that
+    contract came from, and every template file it loads with its origin (see ``Renderer.sources``)."""
+    from promptops.contract import list_contracts, locate_contract  # only when a report asks for sources
+
+    renderer = Renderer(root)
+    names = set(list_contracts(root))
+    out: dict[str, dict[str, Any]] = {}
+    for rel in rels:
+        path = root / rel
+        if not rel.endswith(TEMPLATE_SUFFIXES) or not path.is_file():
+            continue
+        stem = path.name.split(".", 1)[0]
+        contract = None
+        if path.parent == root / TEMPLATES_DIR and stem in names:
+            contract = locate_contract(root, stem)[1]
+        elif path.parent.name == PROMPTS_DIR and path.parent.parent.name in names:
+            contract = locate_contract(root, path.parent.parent.name)[1]
+        out[rel] = {"contract": contract, "templates": renderer.sources(path)}
+    return out
 
 
 def describe_rule(rule: FieldRule) -> str:

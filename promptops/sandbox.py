@@ -35,8 +35,7 @@ MAX_EXPONENT = 1000
 _CLOCK_EVERY = 512  # iterations between clock checks
 BUDGET_FILTER = "_promptops_budget"
 RECURSION = (
-    "template recursion too deep: a macro that calls itself without end, or a template that imports or "
-    "includes itself"
+    "template recursion too deep: a macro that calls itself without end, or a template that imports or includes itself"
 )
 
 
@@ -79,7 +78,9 @@ class Limits:
             return
         self.steps += 1
         if self.steps > self.max_steps:
-            raise RenderLimitError(f"the template ran more than {self.max_steps:,} loop iterations (the sandbox's limit)")
+            raise RenderLimitError(
+                f"the template ran more than {self.max_steps:,} loop iterations (the sandbox's limit)"
+            )
         if self.steps % _CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
             raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
 
@@ -134,7 +135,9 @@ def check_binop(env: Environment, operator: str, left: Any, right: Any) -> None:
     if operator == "*":
         for seq, count in ((left, right), (right, left)):
             if isinstance(seq, str | list | tuple) and isinstance(count, int) and len(seq) * count > MAX_OUTPUT:
-                raise RenderLimitError(f"'*' would build {len(seq) * count:,} items (the sandbox's limit is {MAX_OUTPUT:,})")
+                raise RenderLimitError(
+                    f"'*' would build {len(seq) * count:,} items (the sandbox's limit is {MAX_OUTPUT:,})"
+                )
 
 
 class SafeLoader(BaseLoader):

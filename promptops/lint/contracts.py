@@ -18,7 +18,18 @@ from pathlib import Path
 
 import yaml
 
-from promptops import config_keys, contract, defaults, errors, policy, report_filter, semantics, shape, tiers, versioning
+from promptops import (
+    config_keys,
+    contract,
+    defaults,
+    errors,
+    policy,
+    report_filter,
+    semantics,
+    shape,
+    tiers,
+    versioning,
+)
 from promptops.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
 from promptops.lint import cache
 
