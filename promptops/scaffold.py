@@ -50,6 +50,9 @@ ROLE_TYPES: Mapping[str, frozenset[str]] = {
 ROLE_FLAGS = {"items": "--items", "id": "--id", "path": "--path", "line": "--line", "end_line": "--end-line"}
 
 
+_PIN = re.compile(r'({%-?\s*set\s+)(prompt_version|schema_version)(\s*=\s*)"[^"]*"')
+
+
 class ScaffoldError(PromptopsError):
     """A scaffold that cannot be written as asked; says which flag or file to change."""
 
@@ -127,7 +130,7 @@ def _line_in(root: Path, rel: str, line: str, comment: str) -> Write:
 class ContractRequest:
     name: str
     schema: Mapping[str, Any] | None  # None with ``start_from``: the built-in contract's own schema
-    schema_version: str = "1.0"
+    schema_version: str | None = None  # default: 1.0, or the built-in's latest with ``start_from``
     prompt_version: str = "1.0.0"
     items: str | None = None
     roles: Mapping[str, str | None] = ()  # type: ignore[assignment]  # role -> field given by a flag
@@ -143,7 +146,7 @@ def plan_contract(root: Path, request: ContractRequest) -> list[Write]:
     """
     name = check_contract_name(request.name)
     try:
-        version = SchemaVersion.parse(request.schema_version)
+        version = SchemaVersion.parse(request.schema_version or _builtin_version(request.start_from))
         PromptVersion.parse(request.prompt_version)
     except PromptopsError as exc:
         raise ScaffoldError(str(exc)) from None
@@ -168,7 +171,12 @@ def plan_contract(root: Path, request: ContractRequest) -> list[Write]:
         "prompt_version": request.prompt_version,
         **{k: v for k, v in policy.items() if k not in ("schema_floor", "prompt_version")},
     }
-    head_text = Template((defaults.location() / "scaffold" / "head.j2.in").read_text(encoding="utf-8"))
+    if request.start_from is not None:  # the built-in's own head, pinned to the new versions
+        head_source = (defaults.heads_dir() / f"{request.start_from}.j2").read_text(encoding="utf-8")
+        head_source = _PIN.sub(lambda m: f'{m[1]}{m[2]}{m[3]}"${m[2]}"', head_source.replace("$", "$$"))
+    else:
+        head_source = (defaults.location() / "scaffold" / "head.j2.in").read_text(encoding="utf-8")
+    head_text = Template(head_source)
     return [
         Write(f"{rel_dir}/{CONTRACT_FILE}", _contract_yaml(config)),
         Write(f"{rel_dir}/schemas/{version}.json", json.dumps(schema, indent=2, ensure_ascii=False) + "\n"),
@@ -177,6 +185,13 @@ def plan_contract(root: Path, request: ContractRequest) -> list[Write]:
             head_text.substitute(name=name, prompt_version=request.prompt_version, schema_version=str(version)),
         ),
     ]
+
+
+def _builtin_version(start_from: str | None) -> str:
+    directory = defaults.contracts_dir() / (start_from or "")
+    if start_from is None or not (directory / "schemas").is_dir():
+        return "1.0"
+    return str(max(SchemaVersion.parse(p.stem) for p in (directory / "schemas").glob("*.json")))
 
 
 def _builtin(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -238,15 +253,57 @@ def _config(name: str, schema: Mapping[str, Any], request: ContractRequest) -> d
         for key, field in (("schema_field", "schema_version"), ("prompt_field", "prompt_version"))
         if field in top_required and isinstance(props.get(field), Mapping) and props[field].get("type") == "string"
     }
-    return {
+    config: dict[str, Any] = {
         "contract": name,
         "description": request.description or f"Findings in {items} (written by promptops contract new).",
         "items": items,
         "fields": fields,
         "versions": versions,
         "null_means_absent": False,
-        "policy": {"allow_prompt_patch_drift": False},
     }
+    merge = _merge_section(props, item_props)
+    if merge:
+        config["merge"] = merge
+    config["policy"] = {"allow_prompt_patch_drift": False}
+    return config
+
+
+COMMON_SEVERITIES = ("critical", "high", "medium", "low", "info")
+_SEVERITY_FIELDS = ("severity", "risk", "priority", "level", "impact")
+_MESSAGE_FIELDS = ("message", "detail", "details", "description", "explanation", "body", "rationale", "title")
+_PRIORITIES = {"p0": "critical", "p1": "high", "p2": "medium", "p3": "low", "p4": "info"}
+
+
+def _merge_section(top: Mapping[str, Any], item: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``merge:`` section when the schema makes it obvious: a severity enum whose every value is a common
+    severity (any case) or a priority P0-P4, and a text field for the message. Else none (merge says so)."""
+    severity = None
+    for key in item:
+        enum = item[key].get("enum") if isinstance(item[key], Mapping) else None
+        if key.lower() not in _SEVERITY_FIELDS or not isinstance(enum, list) or not enum:
+            continue
+        mapped = {
+            str(v): str(v).lower() if str(v).lower() in COMMON_SEVERITIES else _PRIORITIES.get(str(v).lower(), "")
+            for v in enum
+        }
+        if all(mapped.values()):
+            severity = {"field": key, "map": mapped}
+            break
+    messages = [k for k in item if k.lower() in _MESSAGE_FIELDS and _is_string(item[k])]
+    if severity is None or not messages:
+        return {}
+    section: dict[str, Any] = {"severity": severity, "message": messages}
+    if "title" in item and _is_string(item["title"]):
+        section["title"] = "title"
+    confidence = item.get("confidence")
+    if isinstance(confidence, Mapping) and confidence.get("type") in ("number", "integer"):
+        top_value = confidence.get("maximum", 1)
+        section["confidence"] = {"field": "confidence", "divide_by": top_value if top_value in (1, 10, 100) else 1}
+    return section
+
+
+def _is_string(rule: Any) -> bool:
+    return isinstance(rule, Mapping) and rule.get("type") == "string"
 
 
 def _is_object(value: Any) -> bool:
@@ -298,23 +355,34 @@ def latest_release(root: Path, contract: str) -> tuple[str, str] | None:
 
 
 def plan_rollout(root: Path, contract: str, head: tuple[str, str] | None, rollout_id: str | None) -> Write:
-    """A staged rollout plan: the baseline is the latest release, the candidate the head's pins ``head``."""
+    """A staged rollout plan: the candidate is the head's pins ``head`` (released), the baseline the latest
+    release before it. Refuses, saying what to cut first, when either is missing."""
     locate_contract(root, contract)
-    released = latest_release(root, contract)
-    if released is None:
+    if latest_release(root, contract) is None:
         raise ScaffoldError(
             f"{contract}: no release yet: cut the first one (`promptops release cut --contract {contract}`); a "
             f"rollout needs a released baseline"
         )
     if head is None:
         raise ScaffoldError(f"{TEMPLATES_DIR}/{contract}.j2: no head template: the candidate is the head's pins")
+    from promptops.release.lock import load_lock
+
     prompt, schema = head
-    base_prompt, base_schema = released
-    if PromptVersion.parse(prompt) <= PromptVersion.parse(base_prompt):
+    lock = load_lock(root, contract)
+    version = PromptVersion.parse(prompt)
+    if lock.get(version) is None:
         raise ScaffoldError(
-            f"{contract}: the head pins prompt {prompt} and the latest release is {base_prompt}: change the head "
-            f"and pin a newer prompt_version for the candidate (then `promptops release check`)"
+            f"{contract}: the head's prompt {prompt} is not released: cut it first "
+            f"(`promptops release cut --contract {contract}`); the gate serves released prompts only"
         )
+    older = [r for r in lock.releases if r.version < version]
+    if not older:
+        raise ScaffoldError(
+            f"{contract}: prompt {prompt} is the first release: a rollout compares a newer release with it; "
+            f"change the head, pin a newer prompt_version and cut that"
+        )
+    base = max(older, key=lambda r: r.version)
+    base_prompt, base_schema = str(base.version), str(base.schema_version)
     rid = rollout_id or f"{contract}-{prompt}"
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", rid):
         raise ScaffoldError(f"--id: {rid!r} is not a rollout id (letters, digits, '.', '_' and '-')")

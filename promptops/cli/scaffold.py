@@ -190,7 +190,7 @@ def _prove(root: Path, name: str, writes: Sequence[Write]) -> None:
     shell_complete=complete_builtin_contracts,
     help="Start from a built-in contract (review-result, code-review-findings, agent-output, reviewer-finding).",
 )
-@click.option("--schema-version", default="1.0", show_default=True, metavar="X.Y", help="The schema's version.")
+@click.option("--schema-version", metavar="X.Y", help="The schema's version (default: 1.0, or the built-in's).")
 @click.option("--prompt-version", default="1.0.0", show_default=True, metavar="X.Y.Z", help="The head's version.")
 @click.option("--description", default="", help="One line describing the contract.")
 @click.option("--dry-run", is_flag=True, help="List what would be written; write nothing.")
@@ -206,7 +206,7 @@ def contract_new(
     line_field: str | None,
     end_line_field: str | None,
     start_from: str | None,
-    schema_version: str,
+    schema_version: str | None,
     prompt_version: str,
     description: str,
     dry_run: bool,
