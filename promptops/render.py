@@ -174,6 +174,15 @@ def template_search_path(root: Path) -> tuple[Path, ...]:
     return (root / TEMPLATES_DIR, defaults.templates_dir())
 
 
+def find_template(root: Path, name: str) -> Path | None:
+    """The file template ``name`` loads from in the project at ``root`` (its own, else the packaged one)."""
+    for directory in template_search_path(root):
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def show_path(root: Path | None, path: Path) -> str:
     """How outputs name a template file: repo-relative, ``<promptops>/...`` for a packaged default."""
     if path.is_relative_to(defaults.location()):

@@ -228,37 +228,43 @@ def test_init_then_a_contract_of_its_own_lints_and_renders(installed: Env) -> No
         "_partials/fields.j2": "package",
         "_partials/instructions.j2": "package",
     }
-    prompt = json.loads(installed.run("render", "--contract", CONTRACT, "--changed-file", "app/db.py", "--format", "json"))
+    prompt = json.loads(
+        installed.run("render", "--contract", CONTRACT, "--changed-file", "app/db.py", "--format", "json")
+    )
     assert prompt["prompt_version"] == "1.0.0" and '"app/db.py"' in prompt["text"]
     assert "`risk` (string): one of `critical`, `high`, `medium`, `low`" in prompt["text"]
     installed.commit("promptops project with the security-audit contract")
 
 
-def test_release_cut_then_release_check(installed: Env) -> None:
+def test_release_cut(installed: Env) -> None:
     installed.run("release", "cut", "--contract", CONTRACT, "--note", "first", "--date", "2026-11-20T09:00:00Z")
     installed.run("release", "verify")
     installed.commit("release 1.0.0")
-    installed.run("release", "check", "--contract", CONTRACT)  # the head is the release: nothing to bump
-
-    # A wording change pinned as a patch passes, and is cut as 1.0.1.
+    # A wording change pinned as a patch, cut as 1.0.1.
     head = f"templates/{CONTRACT}.j2"
     installed.edit(head, "You review a code change", "You audit a code change for security problems")
     installed.edit(head, '"1.0.0"', '"1.0.1"')
-    installed.run("release", "check", "--contract", CONTRACT)
-    installed.run("release", "cut", "--contract", CONTRACT, "--note", "wording", "--date", "2026-11-21T09:00:00Z")
+    out = installed.run("release", "cut", "--contract", CONTRACT, "--note", "wording", "--date", "2026-11-21T09:00:00Z")
+    assert "released prompt 1.0.1 (patch) with schema 1.0 (unchanged)" in out
     installed.commit("release 1.0.1")
 
-    # An enum value added (a major change) pinned as a minor: understated, and named.
+
+def test_release_check(installed: Env) -> None:
+    installed.run("release", "check", "--contract", CONTRACT)  # the head is the latest release
+    head = f"templates/{CONTRACT}.j2"
+    # An enum value added (a major change) pinned as a minor: understated, and the version that passes named.
     schema = json.loads((installed.repo / "versions" / CONTRACT / "schemas" / "1.0.json").read_text(encoding="utf-8"))
     schema["properties"]["vulnerabilities"]["items"]["properties"]["risk"]["enum"].append("info")
     installed.write(f"versions/{CONTRACT}/schemas/1.1.json", json.dumps(schema, indent=2))
     installed.edit(head, '"1.0.1"', '"1.1.0"')
     installed.edit(head, 'schema_version = "1.0"', 'schema_version = "1.1"')
-    assert "All checks passed" in installed.run("lint")  # the wording matches the schema it pins
-    out = installed.run("release", "check", "--contract", CONTRACT, code=2)
-    assert "2.0.0" in out
-    (installed.repo / "versions" / CONTRACT / "schemas" / "1.1.json").unlink()
-    _git(installed.repo, "checkout", "--", head)
+    try:
+        assert "All checks passed" in installed.run("lint")  # lint alone accepts it: the wording follows the schema
+        out = installed.run("release", "check", "--contract", CONTRACT, code=2)
+        assert "2.0.0" in out
+    finally:  # the later stages start from the released head
+        (installed.repo / "versions" / CONTRACT / "schemas" / "1.1.json").unlink()
+        _git(installed.repo, "checkout", "--", head)
     installed.run("release", "check", "--contract", CONTRACT)
 
 
@@ -300,8 +306,11 @@ with open("logs.jsonl", "w") as out:
     )
     stored = installed.run("ingest", "logs.jsonl")
     assert "600 responses stored" in stored and "0 bad records" in stored
-    gate = json.loads(installed.run("rollout", "gate", plan, "--format", "json", code=2))
-    assert gate["verdict"] in ("Hold", "Inconclusive", "Failed", "Escalate"), gate
+    gate = json.loads(installed.run("rollout", "gate", plan, "--format", "json"))
+    # About 5% of the pull requests got the candidate: far from the 500 the canary step needs.
+    assert (gate["verdict"], gate["reason"]) == ("PassedWithWarnings", "INSUFFICIENT_SAMPLE"), gate
+    arms = gate["window"]["responses"]
+    assert arms["baseline"] + arms["candidate"] == 600 and 10 < arms["candidate"] < 60
     dashboard = json.loads(installed.run("report", "--contract", CONTRACT, "--out", "dash", "--format", "json"))
     assert (installed.repo / "dash").is_dir() and dashboard
 
@@ -312,6 +321,7 @@ def test_merge_with_the_builtin_agent_output(installed: Env) -> None:
             {
                 "id": "A1",
                 "severity": "medium",
+                "category": "reliability",
                 "title": "Unbounded loop",
                 "message": "The retry loop never gives up.",
                 "file": "app/retry.py",
@@ -353,7 +363,7 @@ def model(messages):
     return next(answers)
 root = Path.cwd()
 result = Asker(Renderer(root), load_contract(root, {CONTRACT!r})).ask(model, changed_files=["app/db.py"])
-print(json.dumps({{"accepted": result.accepted, "attempts": result.attempts, "reask": sent[-1][-1].text}}))
+print(json.dumps({{"accepted": result.accepted, "attempts": result.attempts, "reask": sent[-1][-1].content}}))
 """
     )
     result = json.loads(out)
