@@ -61,7 +61,7 @@ SCHEMA: dict[str, Any] = {
         },
     },
 }
-GOOD = {
+GOOD: dict[str, Any] = {
     "vulnerabilities": [
         {"vuln_id": "V1", "file_path": "app/db.py", "start_line": 3, "risk": "high", "detail": "SQL injection"}
     ],
