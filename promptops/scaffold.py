@@ -28,7 +28,7 @@ ROLLOUT_DIR = "rollout"
 GITATTRIBUTES_LINE = "versions/** -text"  # released files are compared byte for byte: no line-ending rewrites
 GITIGNORE_LINE = ".promptops/"  # the diagnostics store and local state
 PRE_COMMIT_SNIPPET = """repos:
-  - repo: https://github.com/promptops/promptops  # or the URL you install promptops from
+  - repo: https://example.com/your-org/promptops  # where your team gets promptops
     rev: v{version}
     hooks:
       - id: promptops-lint
