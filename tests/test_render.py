@@ -10,6 +10,7 @@ import pytest
 
 from promptops.contract import load_contract
 from promptops.errors import PromptopsError
+from promptops.lint import lint
 from promptops.render import Renderer, RenderError
 from promptops.versioning import PromptVersion
 from tests.conftest import Cli
@@ -338,6 +339,10 @@ def test_template_files_are_bounded_regular_files(project: Path) -> None:
     _head(project, '{% include "_big.j2" %}\n')
     with pytest.raises(RenderError, match=r"templates/_big\.j2 is larger than 1,048,576 bytes: refused"):
         _render(project)
+    (project / "templates" / "_big.j2").unlink()
+    (project / "templates" / "review-result.j2").write_text(HEAD + "x" * (1 << 20), encoding="utf-8")
+    with pytest.raises(PromptopsError, match=r"^templates/review-result\.j2 is larger than 1,048,576 bytes"):
+        lint(project)
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
 from promptops.release.lock import load_lock
 from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, new_environment
+from promptops.sandbox import MAX_TEMPLATE_BYTES
 from promptops.versioning import PromptVersion, SchemaVersion
 
 
@@ -165,6 +166,8 @@ def _inside(root: Path, path: Path) -> Path:
     real = path.resolve()
     if path.is_relative_to(root) and not real.is_relative_to(root):
         raise PromptopsError(f"{_relative(root, path)} leads outside the project (a link to {real}): refused")
+    if real.stat().st_size > MAX_TEMPLATE_BYTES:
+        raise PromptopsError(f"{_relative(root, path)} is larger than {MAX_TEMPLATE_BYTES:,} bytes: refused")
     return real
 
 
