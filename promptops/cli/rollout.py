@@ -12,7 +12,7 @@ import click
 
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.cli.scaffold import rollout_new
+from promptops.cli.rollout_new import rollout_new
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
 from promptops.files import write_atomic
 from promptops.rollout.assign import assign, routes
@@ -30,7 +30,7 @@ def rollout() -> None:
     """Plan, assign, gate and promote staged rollouts (rollout/<contract>/<id>.yaml)."""
 
 
-rollout.add_command(rollout_new)  # `rollout new`: promptops.cli.scaffold writes new plans
+rollout.add_command(rollout_new)  # `rollout new`: promptops.cli.rollout_new
 
 
 def read_plan(project: Project, path: Path) -> Plan:

@@ -16,7 +16,7 @@ import click
 
 from promptops import __version__
 from promptops.cli import exits
-from promptops.cli.completion import complete_builtin_contracts, complete_contracts
+from promptops.cli.completion import complete_builtin_contracts
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.scaffold import (
     PRE_COMMIT_SNIPPET,
@@ -27,7 +27,6 @@ from promptops.scaffold import (
     check_contract,
     plan_contract,
     plan_init,
-    plan_rollout,
 )
 
 MAX_SCHEMA_BYTES = 4 << 20
@@ -244,41 +243,4 @@ def contract_new(
     for line in _report(writes, dry_run):
         click.echo(line)
     click.echo(f"\nNext: {next_command}")
-    return exits.OK
-
-
-@click.command("new")
-@click.argument("contract", shell_complete=complete_contracts)
-@click.option("--id", "rollout_id", metavar="ID", help="The rollout id (default: CONTRACT-<candidate version>).")
-@click.option("--dry-run", is_flag=True, help="Show the plan; write nothing.")
-@format_option()
-@pass_project
-def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run: bool, output_format: str) -> int:
-    """Write a rollout plan for CONTRACT: the baseline is its latest release, the candidate its head.
-
-    Refuses (exit 3), saying what to cut or change first, when there is no release yet or the head pins no
-    newer prompt than the latest release, and when the plan file exists.
-    """
-    from promptops.render import Renderer
-
-    renderer = Renderer(project.root)
-    head = renderer.head_template(contract)
-    pins = None
-    if head is not None:
-        found = renderer.pins(head)
-        pins = (found.prompt_text, found.schema_text)
-    write = plan_rollout(project.root, contract, pins, rollout_id)
-    if write.skipped:
-        raise ScaffoldError(f"{write.path} exists already: give another --id (nothing is ever overwritten)")
-    if not dry_run:
-        _apply(project.root, [write])
-        from promptops.rollout.plan import load_plan
-
-        load_plan(project.root / write.path, write.path)  # the plan as written loads: prove it
-    if output_format == "json":
-        click.echo(json.dumps({"dry_run": dry_run, "plan": write.path, "text": write.content}))
-    elif dry_run:
-        click.echo(write.content, nl=False)
-    else:
-        click.echo(f"created {write.path}\n\nNext: promptops rollout gate {write.path}")
     return exits.OK
