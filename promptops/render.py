@@ -267,6 +267,7 @@ class Renderer:
         self._bytecode_cache = bytecode_cache
         self._envs: dict[tuple[Path, ...], SandboxedEnvironment] = {}
         self._pins: dict[Path, Pins] = {}
+        self._sources: dict[Path, list[dict[str, str]]] = {}
 
     def head_template(self, contract_name: str) -> Path | None:
         """``templates/<contract>.j2`` (or .jinja/.jinja2) when it exists."""
@@ -355,7 +356,13 @@ class Renderer:
 
     def sources(self, path: Path) -> list[dict[str, str]]:
         """Every template file a render of ``path`` loads (itself and its imports, transitively), with where
-        each came from: ``project``, ``package`` (a packaged default) or ``release`` (a frozen snapshot)."""
+        each came from: ``project``, ``package`` (a packaged default) or ``release`` (a frozen snapshot).
+        Kept for the renderer's lifetime, like the compiled templates."""
+        if path not in self._sources:
+            self._sources[path] = self._find_sources(path)
+        return list(self._sources[path])
+
+    def _find_sources(self, path: Path) -> list[dict[str, str]]:
         env = self._environment(path)
         assert isinstance(env.loader, SafeLoader)
         out: list[dict[str, str]] = []
