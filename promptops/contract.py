@@ -9,6 +9,7 @@ problem raises ContractError naming the file and the key.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -117,7 +118,7 @@ def project_contracts(root: Path) -> list[str]:
     base = contracts_dir(root)
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if _NAME.fullmatch(p.name) and (p / CONTRACT_FILE).is_file())
+    return sorted(p.name for p in base.iterdir() if _NAME.fullmatch(p.name) and os.path.lexists(p / CONTRACT_FILE))
 
 
 def list_contracts(root: Path) -> list[str]:
@@ -127,12 +128,12 @@ def list_contracts(root: Path) -> list[str]:
 
 def locate_contract(root: Path, name: str) -> tuple[Path, str]:
     """The directory of contract ``name`` and how outputs name it: the project's ``versions/<name>/`` when it
-    holds a contract.yaml (the project's wins), else the packaged contract of that name. ContractError when
-    neither exists, or when the project's directory leads outside ``versions/`` (a symlink)."""
+    holds a contract.yaml (the project's wins, even an unreadable one), else the packaged contract of that name.
+    ContractError when neither exists, or when the project's directory leads outside ``versions/`` (a link)."""
     check_contract_name(name)
     own = contracts_dir(root) / name
     rel_dir = f"{VERSIONS_DIR}/{name}"
-    if (own / CONTRACT_FILE).is_file():
+    if os.path.lexists(own / CONTRACT_FILE):  # the project's, even when broken: never silently the packaged one
         if not own.resolve().is_relative_to(contracts_dir(root).resolve()):
             raise ContractError(rel_dir, "leads outside versions/ (a link): refused")
         return own, rel_dir

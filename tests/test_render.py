@@ -393,3 +393,14 @@ def test_the_output_budget(project: Path) -> None:
     with pytest.raises(RenderError, match=r"the rendered text exceeds 100,000 characters"):
         renderer.render(contract, diff="y" * 1000)
     assert len(renderer.render(contract, diff="y" * 10).text) == 10_000  # the budget is per render
+
+
+@pytest.mark.parametrize("replacement", ["directory", "dev-null"])
+def test_a_broken_contract_of_the_project_never_falls_back_to_the_packaged_one(
+    project: Path, cli: Cli, replacement: str
+) -> None:
+    config = project / "versions" / "review-result" / "contract.yaml"
+    config.unlink()
+    config.mkdir() if replacement == "directory" else config.symlink_to("/dev/null")
+    code, out, err = cli(project, "render", "--contract", "review-result")
+    assert (code, out) == (3, "") and err.startswith("promptops: error: versions/review-result/contract.yaml: ")
