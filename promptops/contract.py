@@ -9,12 +9,14 @@ problem raises ContractError naming the file and the key.
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from promptops import strict_yaml
+from promptops import defaults, strict_yaml
 from promptops.config_keys import ConfigKeys as _Keys
 from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
@@ -64,7 +66,7 @@ class Contract:
     default_policy: ParserPolicy
     shapes: Mapping[SchemaVersion, OutputShape]
     schema_files: Mapping[SchemaVersion, str]  # repo-relative paths
-    directory: str  # repo-relative
+    directory: str  # repo-relative; <promptops>/versions/<name> for a packaged contract
     extra: Mapping[str, Any] = field(default_factory=dict)  # contract-specific settings
     tiers: Mapping[str, Tier] = field(default_factory=dict)  # named views of the schema (promptops.tiers)
     tier_name: str | None = None  # set on the contract ``tier()`` returns
@@ -96,27 +98,59 @@ def contracts_dir(root: Path) -> Path:
     return root / VERSIONS_DIR
 
 
-def list_contracts(root: Path) -> list[str]:
-    """Names of the contracts under ``root/versions`` (directories holding a contract.yaml)."""
+# A contract name is one directory name: no separators, no "..", nothing hidden.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def check_contract_name(name: str) -> str:
+    """``name`` if it can name a contract directory, else ContractError (so ``../x`` never leaves versions/)."""
+    if not _NAME.fullmatch(name) or ".." in name:
+        raise ContractError(
+            f"{VERSIONS_DIR}/", f"{name!r} is not a contract name (letters, digits, '.', '_' and '-'; no paths)"
+        )
+    return name
+
+
+def project_contracts(root: Path) -> list[str]:
+    """Names of the contracts the project itself holds under ``root/versions``."""
     base = contracts_dir(root)
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if (p / CONTRACT_FILE).is_file())
+    return sorted(p.name for p in base.iterdir() if _NAME.fullmatch(p.name) and os.path.lexists(p / CONTRACT_FILE))
+
+
+def list_contracts(root: Path) -> list[str]:
+    """Names of every contract a project can use: its own under ``root/versions`` and the packaged ones."""
+    return sorted({*project_contracts(root), *defaults.builtin_contracts()})
+
+
+def locate_contract(root: Path, name: str) -> tuple[Path, str]:
+    """The directory of contract ``name`` and how outputs name it: the project's ``versions/<name>/`` when it
+    holds a contract.yaml (the project's wins, even an unreadable one), else the packaged contract of that name.
+    ContractError when neither exists, or when the project's directory leads outside ``versions/`` (a link)."""
+    check_contract_name(name)
+    own = contracts_dir(root) / name
+    rel_dir = f"{VERSIONS_DIR}/{name}"
+    if os.path.lexists(own / CONTRACT_FILE):  # the project's, even when broken: never silently the packaged one
+        if not own.resolve().is_relative_to(contracts_dir(root).resolve()):
+            raise ContractError(rel_dir, "leads outside versions/ (a link): refused")
+        return own, rel_dir
+    packaged = defaults.contracts_dir() / name
+    if (packaged / CONTRACT_FILE).is_file():
+        return packaged, defaults.display(packaged)
+    known = ", ".join(list_contracts(root)) or "none"
+    raise ContractError(f"{rel_dir}/{CONTRACT_FILE}", f"no such contract {name!r} (known: {known})")
 
 
 def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contract:
-    """Load ``versions/<name>`` under ``root``.
+    """Load contract ``name`` of the project at ``root`` (its own, else the packaged one: locate_contract).
 
     ``check_schemas`` validates every schema against its JSON Schema metaschema (draft 7 unless ``$schema``
     says otherwise). Callers that only read field rules, such as the linter, may skip it to stay light.
     """
-    directory = contracts_dir(root) / name
-    rel_dir = f"{VERSIONS_DIR}/{name}"
+    directory, rel_dir = locate_contract(root, name)
     config_path = directory / CONTRACT_FILE
     config_rel = f"{rel_dir}/{CONTRACT_FILE}"
-    if not config_path.is_file():
-        known = ", ".join(list_contracts(root)) or "none"
-        raise ContractError(config_rel, f"no such contract {name!r} (known: {known})")
     config = _read_yaml(config_path, config_rel)
     reader = _Keys(config, config_rel)
     declared_name = reader.string("contract")

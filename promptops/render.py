@@ -27,18 +27,29 @@ from typing import Any, NamedTuple
 
 from jinja2 import (
     BytecodeCache,
-    FileSystemLoader,
     StrictUndefined,
     TemplateError,
     TemplateNotFound,
     TemplateSyntaxError,
     UndefinedError,
+    meta,
     nodes,
 )
 from jinja2.sandbox import SandboxedEnvironment
 
+from promptops import defaults
 from promptops.contract import VERSIONS_DIR, Contract
 from promptops.errors import PromptopsError, VersionError
+from promptops.sandbox import (
+    RECURSION,
+    RenderLimitError,
+    SafeLoader,
+    TemplateRefused,
+    budget_loops,
+    check_binop,
+    install,
+    limits_of,
+)
 from promptops.shape import FieldRule, OutputShape
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -83,6 +94,7 @@ class RenderedPrompt(NamedTuple):
     pins: Pins
     changed_files: tuple[str, ...]
     text: str
+    sources: tuple[dict[str, str], ...] = ()  # every template file loaded and where it came from
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +104,7 @@ class RenderedPrompt(NamedTuple):
             "schema_version": self.pins.schema_text,
             "changed_files": list(self.changed_files),
             "text": self.text,
+            "sources": list(self.sources),
         }
 
 
@@ -140,17 +153,63 @@ def snapshot_search_path(snapshot: Path) -> tuple[Path, ...]:
     return (snapshot.parent / snapshot.name.removesuffix(".j2"), snapshot.parent)
 
 
-def new_environment(search_path: Sequence[Path], bytecode_cache: BytecodeCache | None = None) -> SandboxedEnvironment:
+class PromptEnvironment(SandboxedEnvironment):
+    """The sandbox with a budget: loops counted, ``*`` and ``**`` bounded (see promptops.sandbox)."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        check_binop(self, operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+    def _generate(
+        self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
+    ) -> str:
+        return super()._generate(budget_loops(source), name, filename, defer_init)
+
+
+def template_search_path(root: Path) -> tuple[Path, ...]:
+    """Where a project's templates load from: its ``templates/``, then the packaged defaults (the project's
+    file wins: that is how a project overrides a partial or ``_reask.j2``)."""
+    return (root / TEMPLATES_DIR, defaults.templates_dir())
+
+
+def find_template(root: Path, name: str) -> Path | None:
+    """The file template ``name`` loads from in the project at ``root`` (its own, else the packaged one)."""
+    for directory in template_search_path(root):
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def show_path(root: Path | None, path: Path) -> str:
+    """How outputs name a template file: repo-relative, ``<promptops>/...`` for a packaged default."""
+    if path.is_relative_to(defaults.location()):
+        return defaults.display(path)
+    if root is not None:
+        for base in (root, root.resolve()):
+            if path.is_relative_to(base):
+                return path.relative_to(base).as_posix()
+    return path.as_posix()
+
+
+def new_environment(
+    search_path: Sequence[Path], bytecode_cache: BytecodeCache | None = None, root: Path | None = None
+) -> SandboxedEnvironment:
     """The one environment configuration every render and lint uses.
 
     Plain text (no autoescape), StrictUndefined, block tags that leave no blank lines behind, trailing newline
     kept, templates never re-read from disk once compiled (the environment is the cache). ``bytecode_cache``
     (a Jinja BytecodeCache, chosen by the caller) keeps compiled templates across processes, keyed by the
-    template source, so a short-lived ``promptops lint`` does not recompile unchanged partials.
+    template source, so a short-lived ``promptops lint`` does not recompile unchanged partials. Templates load
+    through SafeLoader: a directory under ``root`` may not lead outside ``root``, any other (the packaged
+    defaults, a release's frozen folder) not outside itself.
     """
-    env = SandboxedEnvironment(
+    places = [(p, root if root is not None and p.is_relative_to(root) else p) for p in search_path]
+    env = PromptEnvironment(
         bytecode_cache=bytecode_cache,
-        loader=FileSystemLoader([str(p) for p in search_path]),
+        loader=SafeLoader(places, lambda path: show_path(root, path)),
         undefined=StrictUndefined,
         autoescape=False,
         trim_blocks=True,
@@ -159,6 +218,7 @@ def new_environment(search_path: Sequence[Path], bytecode_cache: BytecodeCache |
         auto_reload=False,
         cache_size=-1,
     )
+    install(env)
     env.filters["json"] = _to_json
     env.filters["fenced"] = _fenced
     env.filters["describe"] = describe_rule
@@ -192,6 +252,8 @@ def describe_error(exc: TemplateError) -> str:
         return f"undefined variable: {exc.message}"
     if isinstance(exc, TemplateSyntaxError):
         return f"syntax error: {exc.message}"
+    if isinstance(exc, TemplateRefused):
+        return exc.message or "template refused"
     if isinstance(exc, TemplateNotFound):
         return f"TemplateNotFound: no template {exc.name!r} in the template search path"
     return f"{type(exc).__name__}: {exc.message or exc}"
@@ -205,6 +267,7 @@ class Renderer:
         self._bytecode_cache = bytecode_cache
         self._envs: dict[tuple[Path, ...], SandboxedEnvironment] = {}
         self._pins: dict[Path, Pins] = {}
+        self._sources: dict[Path, list[dict[str, str]]] = {}
 
     def head_template(self, contract_name: str) -> Path | None:
         """``templates/<contract>.j2`` (or .jinja/.jinja2) when it exists."""
@@ -243,11 +306,15 @@ class Renderer:
             env = self._environment(path)
             name = self._template_name(path)
             assert env.loader is not None
-            source, _, _ = env.loader.get_source(env, name)
             try:
+                source, _, _ = env.loader.get_source(env, name)
                 tree = env.parse(source, name, str(path))
             except TemplateSyntaxError as exc:
                 raise RenderError(self._relative(path), exc.lineno, f"syntax error: {exc.message}") from None
+            except TemplateError as exc:
+                raise RenderError(self._relative(path), None, describe_error(exc)) from None
+            except RecursionError:
+                raise RenderError(self._relative(path), None, "syntax error: nested too deeply") from None
             self._pins[path] = read_pins(tree, self._relative(path))
         return self._pins[path]
 
@@ -268,32 +335,78 @@ class Renderer:
                 rel, None, f"schema_version {pins.schema_text} has no schema file in {contract.directory}"
             )
         context = render_context(contract, contract.shape(pins.schema_version), changed_files, diff, variables)
-        env = self._environment(path)
-        try:
-            text = env.get_template(self._template_name(path)).render(context)
-        except TemplateError as exc:
-            raise RenderError(*self._locate(exc, path), describe_error(exc)) from None
-        return RenderedPrompt(contract.name, rel, pins, tuple(changed_files), text)
+        text = self._run(path, self._template_name(path), context)
+        return RenderedPrompt(contract.name, rel, pins, tuple(changed_files), text, tuple(self.sources(path)))
 
     def render_file(self, name: str, context: Mapping[str, Any]) -> str:
         """Render ``templates/<name>`` with exactly ``context``: strict and sandboxed like every prompt.
 
         For templates that are not a contract's head, such as the re-ask prompt (``_reask.j2``), whose
-        caller decides what they see.
+        caller decides what they see. The project's file wins; else the packaged default of that name.
         """
-        path = self.root / TEMPLATES_DIR / name
-        if not path.is_file():
-            raise RenderError(f"{TEMPLATES_DIR}/{name}", None, "no such template")
-        env = self._environment(path)
+        env = self._environment(self.root / TEMPLATES_DIR / name)
+        assert isinstance(env.loader, SafeLoader)
         try:
-            return env.get_template(self._template_name(path)).render(dict(context))
+            path = env.loader.locate(name)
+        except TemplateError:
+            raise RenderError(
+                f"{TEMPLATES_DIR}/{name}", None, "no such template (in the project or packaged)"
+            ) from None
+        return self._run(path, name, dict(context))
+
+    def sources(self, path: Path) -> list[dict[str, str]]:
+        """Every template file a render of ``path`` loads (itself and its imports, transitively), with where
+        each came from: ``project``, ``package`` (a packaged default) or ``release`` (a frozen snapshot).
+        Kept for the renderer's lifetime, like the compiled templates."""
+        if path not in self._sources:
+            self._sources[path] = self._find_sources(path)
+        return list(self._sources[path])
+
+    def _find_sources(self, path: Path) -> list[dict[str, str]]:
+        env = self._environment(path)
+        assert isinstance(env.loader, SafeLoader)
+        out: list[dict[str, str]] = []
+        pending, seen = [self._template_name(path)], set()
+        while pending:
+            name = pending.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            try:
+                found = env.loader.locate(name)
+                source, _, _ = env.loader.get_source(env, name)
+                referenced = list(meta.find_referenced_templates(env.parse(source)))
+            except (TemplateError, RecursionError):
+                continue  # the render itself reports it
+            origin = "package" if found.is_relative_to(defaults.location()) else "project"
+            if path.parent.name == PROMPTS_DIR:
+                origin = "release"
+            out.append({"name": name, "file": self._relative(found), "origin": origin})
+            pending += [r for r in referenced if r is not None]
+        return out
+
+    def _run(self, path: Path, name: str, context: dict[str, Any]) -> str:
+        """Render ``name`` within the sandbox's budget; every failure is a RenderError with its place."""
+        env = self._environment(path)
+        limits = limits_of(env)
+        chunks: list[str] = []
+        try:
+            with limits.active():
+                for chunk in env.get_template(name).generate(context):
+                    limits.output(len(chunk))
+                    chunks.append(chunk)
         except TemplateError as exc:
             raise RenderError(*self._locate(exc, path), describe_error(exc)) from None
+        except RenderLimitError as exc:
+            raise RenderError(*self._locate(exc, path), str(exc)) from None
+        except RecursionError:
+            raise RenderError(self._relative(path), None, RECURSION) from None
+        return "".join(chunks)
 
     def _environment(self, path: Path) -> SandboxedEnvironment:
-        search = snapshot_search_path(path) if path.parent.name == PROMPTS_DIR else (self.root / TEMPLATES_DIR,)
+        search = snapshot_search_path(path) if path.parent.name == PROMPTS_DIR else template_search_path(self.root)
         if search not in self._envs:
-            self._envs[search] = new_environment(search, self._bytecode_cache)
+            self._envs[search] = new_environment(search, self._bytecode_cache, self.root)
         return self._envs[search]
 
     def _template_name(self, path: Path) -> str:
@@ -312,10 +425,30 @@ class Renderer:
         return self._relative(path), None
 
     def _relative(self, path: Path) -> str:
-        try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return path.as_posix()
+        shown = show_path(self.root, path)
+        return show_path(self.root, path.resolve()) if shown.startswith("/") else shown
+
+
+def file_sources(root: Path, rels: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """For each template ``rels`` names (repo-relative): the contract it is checked against and where that
+    contract came from, and every template file it loads with its origin (see ``Renderer.sources``)."""
+    from promptops.contract import list_contracts, locate_contract  # only when a report asks for sources
+
+    renderer = Renderer(root)
+    names = set(list_contracts(root))
+    out: dict[str, dict[str, Any]] = {}
+    for rel in rels:
+        path = root / rel
+        if not rel.endswith(TEMPLATE_SUFFIXES) or not path.is_file():
+            continue
+        stem = path.name.split(".", 1)[0]
+        contract = None
+        if path.parent == root / TEMPLATES_DIR and stem in names:
+            contract = locate_contract(root, stem)[1]
+        elif path.parent.name == PROMPTS_DIR and path.parent.parent.name in names:
+            contract = locate_contract(root, path.parent.parent.name)[1]
+        out[rel] = {"contract": contract, "templates": renderer.sources(path)}
+    return out
 
 
 def describe_rule(rule: FieldRule) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 from promptops.contract import load_contract
 from promptops.errors import PromptopsError
+from promptops.lint import lint
 from promptops.render import Renderer, RenderError
 from promptops.versioning import PromptVersion
 from tests.conftest import Cli
@@ -240,3 +241,166 @@ def test_describe_words_types_and_bounds() -> None:
     )
     assert describe_rule(tags) == "array of string, at least 2 characters, at most 5 items"
     assert describe_rule(FieldRule("x")) == "any JSON value"
+
+
+# --- packaged defaults, the loader's boundaries and the sandbox's budget ---
+
+HEAD = '{% set prompt_version = "1.0.0" %}\n{% set schema_version = "1.0" %}\n'
+
+
+def _head(project: Path, body: str) -> None:
+    (project / "templates" / "review-result.j2").write_text(HEAD + body, encoding="utf-8")
+
+
+def test_partials_come_from_the_package_unless_the_project_has_its_own(project: Path) -> None:
+    own = _render(project, changed_files=["a.py"])
+    partials = project / "templates" / "_partials"
+    for path in partials.iterdir():
+        path.unlink()
+    partials.rmdir()
+    contract = load_contract(project, "review-result", check_schemas=False)
+    packaged = Renderer(project).render(contract, changed_files=["a.py"])
+    assert packaged.text == own  # the project's copies equal the packaged ones
+    assert [(s["name"], s["origin"], s["file"]) for s in packaged.sources] == [
+        ("review-result.j2", "project", "templates/review-result.j2"),
+        ("_partials/fields.j2", "package", "<promptops>/templates/_partials/fields.j2"),
+        ("_partials/instructions.j2", "package", "<promptops>/templates/_partials/instructions.j2"),
+    ]
+    partials.mkdir()
+    (partials / "instructions.j2").write_text(
+        "{% macro strict_json(n) %}OURS{% endmacro %}{% macro changed_files(p, f, o=false) %}{% endmacro %}"
+        "{% macro omit_uncertain() %}{% endmacro %}",
+        encoding="utf-8",
+    )
+    overridden = Renderer(project).render(contract, changed_files=["a.py"])
+    assert "OURS" in overridden.text
+    assert [s["origin"] for s in overridden.sources] == ["project", "package", "project"]
+
+
+def test_contracts_and_the_reask_template_come_from_the_package(tmp_path: Path) -> None:
+    contract = load_contract(tmp_path, "agent-output")  # an empty project
+    assert contract.directory == "<promptops>/versions/agent-output"
+    context = {
+        "reason": "invalid_json",
+        "problems": ["not JSON"],
+        "attempt": 1,
+        "retries_left": 1,
+        "contract": contract,
+        "schema": contract.shape(contract.latest_schema),
+        "pinned": {},
+        "changed_files": ["a.py"],
+    }
+    assert "invalid" in Renderer(tmp_path).render_file("_reask.j2", context).lower()
+    with pytest.raises(PromptopsError, match=r"^versions/nope/contract\.yaml: no such contract 'nope' \(known: agent"):
+        load_contract(tmp_path, "nope")
+
+
+@pytest.mark.parametrize("name", ["../../etc/c", "..", "a/b", ".hidden", ""])
+def test_contract_names_never_leave_versions(tmp_path: Path, name: str) -> None:
+    with pytest.raises(PromptopsError, match=r"is not a contract name"):
+        load_contract(tmp_path, name)
+
+
+def test_a_contract_directory_linked_outside_versions_is_refused(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (project / "versions" / "review-result").rename(outside)
+    (project / "versions" / "review-result").symlink_to(outside)
+    with pytest.raises(PromptopsError, match=r"^versions/review-result: leads outside versions/"):
+        load_contract(project, "review-result")
+
+
+def test_templates_linked_outside_the_project_are_never_read(project: Path, tmp_path: Path, cli: Cli) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET\n", encoding="utf-8")
+    (project / "templates" / "_leak.j2").symlink_to(secret)
+    _head(project, '{% include "_leak.j2" %}\n')
+    code, out, err = cli(project, "render", "--contract", "review-result")
+    assert (code, out) == (3, "") and "TOP SECRET" not in err
+    assert err.startswith(
+        "promptops: error: templates/review-result.j2:3: templates/_leak.j2 leads outside the project"
+    )
+    (project / "templates" / "review-result.j2").unlink()
+    (project / "templates" / "review-result.j2").symlink_to(secret)
+    code, out, err = cli(project, "render", "--contract", "review-result")
+    assert code == 3 and "TOP SECRET" not in out + err and "leads outside the project" in err
+    code, out, err = cli(project, "lint")
+    assert code == 3 and "TOP SECRET" not in out + err
+    assert err == f"promptops: error: templates/_leak.j2 leads outside the project (a link to {secret}): refused\n"
+
+
+def test_template_files_are_bounded_regular_files(project: Path) -> None:
+    import os
+
+    os.mkfifo(project / "templates" / "_pipe.j2")
+    _head(project, '{% include "_pipe.j2" %}\n')
+    with pytest.raises(RenderError, match=r"templates/_pipe\.j2 is not a regular file: refused"):
+        _render(project)
+    (project / "templates" / "_big.j2").write_text("x" * (1 << 20) + "x", encoding="utf-8")
+    _head(project, '{% include "_big.j2" %}\n')
+    with pytest.raises(RenderError, match=r"templates/_big\.j2 is larger than 1,048,576 bytes: refused"):
+        _render(project)
+    (project / "templates" / "_big.j2").unlink()
+    (project / "templates" / "review-result.j2").write_text(HEAD + "x" * (1 << 20), encoding="utf-8")
+    with pytest.raises(PromptopsError, match=r"^templates/review-result\.j2 is larger than 1,048,576 bytes"):
+        lint(project)
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (
+            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+            "the template ran more than 2,000,000 loop iterations",
+        ),
+        ("{% for c in 'abcdefghij' * 1000 %}{% for d in 'abcdefghij' * 1000 %}{% endfor %}{% endfor %}", "iterations"),
+        ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}", "template recursion too deep"),
+        ('{% import "review-result.j2" as me %}', "template recursion too deep"),
+        ('{% include "review-result.j2" %}', "template recursion too deep"),
+        ("{{ 'x' * 100000000 }}", "'*' would build 100,000,000 items"),
+        ("{{ 2 ** 100000000 }}", "exponent 100000000 is beyond the sandbox's limit"),
+    ],
+)
+def test_runaway_templates_stop_with_one_line(project: Path, cli: Cli, body: str, problem: str) -> None:
+    _head(project, body + "\n")
+    for command in (("render", "--contract", "review-result"), ("lint",)):
+        code, out, err = cli(project, *command)
+        assert (code, out) == (3, ""), err
+        assert err.startswith("promptops: error: templates/review-result.j2") and problem in err
+        assert err.count("\n") == 1
+
+
+def test_the_time_budget(project: Path) -> None:
+    from promptops.sandbox import Limits
+
+    renderer = Renderer(project)
+    _head(project, "{% for i in range(1000) %}{% for j in range(1000) %}{{ j }}{% endfor %}{% endfor %}\n")
+    env = renderer._environment(project / "templates" / "review-result.j2")
+    env.promptops_limits = Limits(seconds=0.05)  # type: ignore[attr-defined]
+    contract = load_contract(project, "review-result", check_schemas=False)
+    with pytest.raises(RenderError, match=r"^templates/review-result\.j2(:3)?: the template ran longer than 0\.05 s"):
+        renderer.render(contract)
+
+
+def test_the_output_budget(project: Path) -> None:
+    from promptops.sandbox import Limits, limits_of
+
+    renderer = Renderer(project)
+    _head(project, "{% for i in range(1000) %}{{ diff }}{% endfor %}\n")
+    env = renderer._environment(project / "templates" / "review-result.j2")
+    env.promptops_limits = Limits(output=100_000)  # type: ignore[attr-defined]
+    assert limits_of(env).max_output == 100_000
+    contract = load_contract(project, "review-result", check_schemas=False)
+    with pytest.raises(RenderError, match=r"the rendered text exceeds 100,000 characters"):
+        renderer.render(contract, diff="y" * 1000)
+    assert len(renderer.render(contract, diff="y" * 10).text) == 10_000  # the budget is per render
+
+
+@pytest.mark.parametrize("replacement", ["directory", "dev-null"])
+def test_a_broken_contract_of_the_project_never_falls_back_to_the_packaged_one(
+    project: Path, cli: Cli, replacement: str
+) -> None:
+    config = project / "versions" / "review-result" / "contract.yaml"
+    config.unlink()
+    config.mkdir() if replacement == "directory" else config.symlink_to("/dev/null")
+    code, out, err = cli(project, "render", "--contract", "review-result")
+    assert (code, out) == (3, "") and err.startswith("promptops: error: versions/review-result/contract.yaml: ")

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from promptops.cli import exits
+from promptops.cli import completion, exits
 from promptops.cli.project import Project, find_root
 from promptops.errors import PromptopsError
 
@@ -34,7 +34,13 @@ COMMANDS: dict[str, str] = {
     "rates": "promptops.cli.rates:rates_command",
     "export": "promptops.cli.export:export_command",
     "report": "promptops.cli.report:report_command",
+    "init": "promptops.cli.scaffold:init_command",
+    "contract": "promptops.cli.scaffold:contract_group",
 }
+
+
+# The store extra's modules: a command that needs them, run without them, says how to install them.
+STORE_MODULES = ("duckdb", "pyarrow")
 
 
 class LazyGroup(click.Group):
@@ -48,7 +54,7 @@ class LazyGroup(click.Group):
         module_name, attribute = target.split(":")
         command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
-        return command
+        return completion.attach(command)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -84,6 +90,11 @@ def run(argv: list[str] | None = None) -> int:
         return exits.TOOL_FAILURE
     except PromptopsError as problem:
         _fail(str(problem))
+        return exits.TOOL_FAILURE
+    except ModuleNotFoundError as problem:
+        if problem.name not in STORE_MODULES:
+            raise
+        _fail(f"this command needs the diagnostics store ({problem.name}): pip install 'promptops[store]'")
         return exits.TOOL_FAILURE
     except OSError as problem:
         where = f"{problem.filename}: " if problem.filename else ""

@@ -102,6 +102,10 @@ def lint_command(
     report = lint(project.root, paths, config, bytecode_cache=bytecode_cache)
     sources = _sources(project, report) if output_format == "sarif" else {}
     text = render_report(report, output_format, RULES, sources, __version__)
+    if output_format == "json":  # which file each template and contract was read from (project or packaged)
+        from promptops.render import file_sources
+
+        text = json.dumps({**json.loads(text), "sources": file_sources(project.root, report.files)}, indent=2) + "\n"
     if output is not None:
         output.write_text(text, encoding="utf-8")
     else:

@@ -77,6 +77,7 @@ def jinja_bytecode_cache() -> BytecodeCache | None:
     from jinja2 import FileSystemBytecodeCache  # only template commands pay for Jinja
 
     try:
-        return FileSystemBytecodeCache()
+        # Our own file names: code compiled before the sandbox's loop budget must never be loaded.
+        return FileSystemBytecodeCache(pattern="__promptops_budgeted_%s.cache")
     except (OSError, RuntimeError):
         return None

@@ -17,6 +17,7 @@ from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan, who
 from promptops.cli.rollout_moves import resume_command, retarget_command, rollback_command
+from promptops.cli.rollout_new import rollout_new
 from promptops.cli.rollout_simulate import simulate_command
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
 from promptops.rollout.assign import assign, routes
@@ -35,6 +36,7 @@ rollout.add_command(rollback_command)
 rollout.add_command(resume_command)
 rollout.add_command(retarget_command)
 rollout.add_command(simulate_command)
+rollout.add_command(rollout_new)  # `rollout new`: promptops.cli.rollout_new
 
 
 @rollout.command("plan")

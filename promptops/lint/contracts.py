@@ -21,6 +21,7 @@ import yaml
 from promptops import (
     config_keys,
     contract,
+    defaults,
     errors,
     policy,
     report_filter,
@@ -30,13 +31,14 @@ from promptops import (
     tiers,
     versioning,
 )
-from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, load_contract
+from promptops.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
 from promptops.lint import cache
 
 # Every promptops module whose code decides what load_contract returns (a test holds this list complete).
 LOADER_MODULES = (
     config_keys,
     contract,
+    defaults,
     errors,
     policy,
     report_filter,
@@ -67,7 +69,10 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
 def _key(root: Path, name: str) -> list[str] | None:
     """Digests of the contract's files; None when one cannot be read (no caching: ``load_contract`` reports
     the problem)."""
-    directory = root / VERSIONS_DIR / name
+    try:
+        directory = locate_contract(root, name)[0]  # the project's, else the packaged one
+    except errors.ContractError:
+        return None
     schemas = directory / "schemas"
     files = [directory / CONTRACT_FILE, *(sorted(schemas.glob("*.json")) if schemas.is_dir() else [])]
     try:

@@ -20,6 +20,7 @@ from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
 from promptops.release.lock import load_lock
 from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, new_environment
+from promptops.sandbox import MAX_TEMPLATE_BYTES
 from promptops.versioning import PromptVersion, SchemaVersion
 
 
@@ -180,11 +181,11 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
             for found in sorted(path.rglob("*")):
                 hidden = any(part.startswith(".") for part in found.relative_to(path).parts)
                 if found.is_file() and found.name.endswith(TEMPLATE_SUFFIXES) and not hidden:
-                    out[found.resolve()] = None
+                    out[_inside(root, found)] = None
             continue
         if not path.is_file():
             raise PromptopsError(f"{_relative(root, path.resolve())}: no such file or directory")
-        path = path.resolve()
+        path = _inside(root, path)
         kind, contract = _contract_file(root, path)
         if kind == "contract-file":
             out.update(dict.fromkeys(h for h in heads if h.name.split(".", 1)[0] == contract))
@@ -193,6 +194,16 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
         if classify(root, path, list(contract_names))[0] is Kind.PARTIAL:
             out.update(dict.fromkeys(heads))
     return list(out)
+
+
+def _inside(root: Path, path: Path) -> Path:
+    """``path`` resolved, unless a link takes it outside the project (never linted nor rendered)."""
+    real = path.resolve()
+    if path.is_relative_to(root) and not real.is_relative_to(root):
+        raise PromptopsError(f"{_relative(root, path)} leads outside the project (a link to {real}): refused")
+    if real.stat().st_size > MAX_TEMPLATE_BYTES:
+        raise PromptopsError(f"{_relative(root, path)} is larger than {MAX_TEMPLATE_BYTES:,} bytes: refused")
+    return real
 
 
 def _heads(root: Path, contract_names: Sequence[str]) -> list[Path]:

@@ -34,6 +34,7 @@ from jinja2 import (
 )
 from jinja2.sandbox import SandboxedEnvironment
 
+from promptops import defaults
 from promptops.contract import VERSIONS_DIR, Contract
 from promptops.errors import VersionError
 from promptops.lint import trees
@@ -49,6 +50,7 @@ from promptops.render import (
     render_context,
     snapshot_search_path,
 )
+from promptops.sandbox import RECURSION, RenderLimitError, limits_of
 from promptops.shape import OutputShape
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -266,9 +268,10 @@ def _loader_path(root: Path, subject: Subject) -> tuple[tuple[Path, ...], str]:
     if subject.kind is Kind.SNAPSHOT:
         return snapshot_search_path(subject.path), subject.path.name  # a release renders from its own files only
     templates = (root / TEMPLATES_DIR).resolve()
+    packaged = defaults.templates_dir()  # the shared partials a project does not override
     if subject.path.is_relative_to(templates):
-        return (templates,), subject.path.relative_to(templates).as_posix()
-    return (own, templates), subject.path.name
+        return (templates, packaged), subject.path.relative_to(templates).as_posix()
+    return (own, templates, packaged), subject.path.name
 
 
 def _traced_render(
@@ -284,14 +287,20 @@ def _traced_render(
     debug = template.debug_info
     code_lines = [code for _, code in debug]
     try:
-        for chunk in generator:
-            frame = generator.gi_frame
-            at = bisect.bisect_right(code_lines, frame.f_lineno) if frame is not None else 0
-            line = debug[at - 1][0] if at else 1
-            chunks.append(chunk)
-            starts.append(offset)
-            lines.append(line)
-            offset += len(chunk)
+        with limits_of(env).active():
+            for chunk in generator:
+                frame = generator.gi_frame
+                at = bisect.bisect_right(code_lines, frame.f_lineno) if frame is not None else 0
+                line = debug[at - 1][0] if at else 1
+                chunks.append(chunk)
+                starts.append(offset)
+                lines.append(line)
+                offset += len(chunk)
+                limits_of(env).output(len(chunk))
+    except RecursionError:
+        raise RenderLimitError(f"{subject.rel}: {RECURSION}") from None
+    except RenderLimitError as exc:  # a runaway template stops the run: it is not a finding to suppress
+        raise RenderLimitError(f"{subject.rel}: {exc}") from None
     except Exception as exc:  # a template may raise anything at render time; each is a finding, not a crash
         subject.render_failure = _failure(subject, root, env, exc)
         return

@@ -46,7 +46,7 @@ from promptops.release.lock import (
     snapshot_path,
 )
 from promptops.release.prompt_class import PromptComparison, classify_prompt, rank, rendered_contract
-from promptops.render import TEMPLATES_DIR, Renderer, new_environment
+from promptops.render import TEMPLATES_DIR, Renderer, new_environment, template_search_path
 from promptops.versioning import PromptVersion, SchemaVersion
 
 
@@ -168,7 +168,7 @@ def plan_cut(root: Path, request: CutRequest) -> CutPlan:
     prompt = prompt_check(renderer, contract, lock, pins.prompt_version, pins.schema_version, variables)
     refusals += prompt_refusals(prompt)
 
-    env = new_environment([root / TEMPLATES_DIR])
+    env = new_environment(template_search_path(root), root=root)
     head_name = head.relative_to(root / TEMPLATES_DIR).as_posix()
     files = frozen_files(pins.prompt_version, template_sources(env, head_name), head_name)
     schema_file = root / contract.schema_files[pins.schema_version]

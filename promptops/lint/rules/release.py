@@ -11,7 +11,7 @@ from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
 from promptops.lint.subject import Subject
 from promptops.release.artifacts import check_artifacts
 from promptops.release.lock import ReleaseLock, frozen_dir, snapshot_path
-from promptops.render import TEMPLATES_DIR
+from promptops.render import TEMPLATES_DIR, find_template
 from promptops.versioning import PromptVersion
 
 
@@ -100,9 +100,9 @@ def snapshot_difference(subject: HeadFile, root: Path, lock: ReleaseLock, versio
     prefix = f"{frozen_dir(version)}/"
     for path in sorted(p for p in release.artifacts if p.startswith(prefix)):
         name = path.removeprefix(prefix)
-        template = root / TEMPLATES_DIR / name
+        template = find_template(root, name)  # the project's partial, else the packaged one
         frozen = base / path
-        now = template.read_bytes() if template.is_file() else None
+        now = template.read_bytes() if template is not None else None
         then = frozen.read_bytes() if frozen.is_file() else None
         if now == then:
             continue

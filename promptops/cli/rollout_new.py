@@ -1,0 +1,56 @@
+"""``promptops rollout new``: write a rollout plan for a contract (thin shell over promptops.scaffold).
+
+Kept apart from the other rollout commands' module and light to import: every ``promptops rollout`` command
+loads this one, and the gate must not pay for Jinja.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from promptops.cli import exits
+from promptops.cli.completion import complete_contracts
+from promptops.cli.project import Project, format_option, pass_project
+
+
+@click.command("new")
+@click.argument("contract", shell_complete=complete_contracts)
+@click.option("--id", "rollout_id", metavar="ID", help="The rollout id (default: CONTRACT-<candidate version>).")
+@click.option("--dry-run", is_flag=True, help="Show the plan; write nothing.")
+@format_option()
+@pass_project
+def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run: bool, output_format: str) -> int:
+    """Write a rollout plan for CONTRACT: the candidate is its head (released), the baseline the latest
+    release before it.
+
+    Refuses (exit 3), saying what to cut or change first, when there is no release yet, the head's version is
+    not released or is the first release, and when the plan file exists.
+    """
+    from promptops.render import Renderer
+    from promptops.rollout.plan import load_plan
+    from promptops.scaffold import ScaffoldError, plan_rollout
+
+    renderer = Renderer(project.root)
+    head = renderer.head_template(contract)
+    pins = None
+    if head is not None:
+        found = renderer.pins(head)
+        pins = (found.prompt_text, found.schema_text)
+    write = plan_rollout(project.root, contract, pins, rollout_id)
+    if write.skipped:
+        raise ScaffoldError(f"{write.path} exists already: give another --id (nothing is ever overwritten)")
+    if not dry_run:
+        path = project.root / write.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x", encoding="utf-8") as handle:  # never replaces a plan
+            handle.write(write.content)
+        load_plan(project.root / write.path, write.path)  # the plan as written loads: prove it
+    if output_format == "json":
+        click.echo(json.dumps({"dry_run": dry_run, "plan": write.path, "text": write.content}))
+    elif dry_run:
+        click.echo(write.content, nl=False)
+    else:
+        click.echo(f"created {write.path}\n\nNext: promptops rollout gate {write.path}")
+    return exits.OK

@@ -1,0 +1,185 @@
+"""The template sandbox's limits: where templates may be loaded from, and how much a render may do.
+
+Jinja's sandbox blocks attribute tricks but not exhaustion: nested ``range(100000)`` loops run for hours, a
+macro calling itself ends in Python's RecursionError, and a file loader follows a symlink anywhere. Here:
+
+- ``SafeLoader`` loads by name from an ordered list of directories (the first holding the name wins, which is
+  how a project's file overrides a packaged default), refuses names with ``..``, files whose real path leaves
+  their boundary (the project root, or the directory itself), anything but a regular file, and files over
+  ``MAX_TEMPLATE_BYTES``.
+- ``Limits`` is a render's budget: every ``{% for %}`` iteration counts (the loop's iterable is wrapped by
+  ``budget_loops``), the clock is checked every few hundred iterations, output and ``*``/``**`` results are
+  bounded. Exceeding any raises RenderLimitError, which the renderer and lint report as one line.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from jinja2 import BaseLoader, Environment, TemplateError, TemplateNotFound, nodes, pass_environment
+from jinja2.loaders import split_template_path
+
+from promptops.errors import PromptopsError
+
+MAX_TEMPLATE_BYTES = 1 << 20  # a prompt template is text a person edits; 1 MiB is far beyond any real one
+MAX_SECONDS = 10.0  # wall time of one render
+MAX_STEPS = 2_000_000  # loop iterations in one render
+MAX_OUTPUT = 10 << 20  # characters of rendered text (and of one string or list built by * in a template)
+MAX_EXPONENT = 1000
+_CLOCK_EVERY = 512  # iterations between clock checks
+BUDGET_FILTER = "_promptops_budget"
+RECURSION = (
+    "template recursion too deep: a macro that calls itself without end, or a template that imports or includes itself"
+)
+
+
+class RenderLimitError(PromptopsError):
+    """A render exceeded the sandbox's budget (time, loop iterations, output size or recursion)."""
+
+
+class TemplateRefused(TemplateError):
+    """A template file the loader will not read (outside the project, not a regular file, too large)."""
+
+
+class Limits:
+    """One render's budget; inactive (no checks) outside ``active()``."""
+
+    def __init__(self, seconds: float = MAX_SECONDS, steps: int = MAX_STEPS, output: int = MAX_OUTPUT) -> None:
+        self.seconds = seconds
+        self.max_steps = steps
+        self.max_output = output
+        self.deadline: float | None = None
+        self.steps = 0
+        self.written = 0
+
+    @contextmanager
+    def active(self) -> Iterator[Limits]:
+        """Budget the renders inside; nested use keeps the outer budget. RecursionError becomes one line."""
+        if self.deadline is not None:
+            yield self
+            return
+        self.deadline = time.monotonic() + self.seconds
+        self.steps = self.written = 0
+        try:
+            yield self
+        except RecursionError:
+            raise RenderLimitError(RECURSION) from None
+        finally:
+            self.deadline = None
+
+    def step(self) -> None:
+        if self.deadline is None:
+            return
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise RenderLimitError(
+                f"the template ran more than {self.max_steps:,} loop iterations (the sandbox's limit)"
+            )
+        if self.steps % _CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
+
+    def output(self, size: int) -> None:
+        if self.deadline is None:
+            return
+        self.written += size
+        if self.written > self.max_output:
+            raise RenderLimitError(
+                f"the rendered text exceeds {self.max_output:,} characters (the sandbox's output limit)"
+            )
+        if time.monotonic() > self.deadline:
+            raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
+
+
+def limits_of(env: Environment) -> Limits:
+    found = getattr(env, "promptops_limits", None)
+    if not isinstance(found, Limits):
+        found = Limits()
+        env.promptops_limits = found  # type: ignore[attr-defined]
+    return found
+
+
+@pass_environment
+def _budgeted(env: Environment, iterable: Iterable[Any]) -> Iterator[Any]:
+    limits = limits_of(env)
+    for item in iterable:
+        limits.step()
+        yield item
+
+
+def budget_loops(tree: nodes.Template) -> nodes.Template:
+    """Wrap every ``{% for %}``'s iterable in the budget filter (once: compiling twice does not double it)."""
+    for loop in tree.find_all(nodes.For):
+        it = loop.iter
+        if isinstance(it, nodes.Filter) and it.name == BUDGET_FILTER:
+            continue
+        loop.iter = nodes.Filter(it, BUDGET_FILTER, [], [], None, None, lineno=loop.lineno)
+    return tree
+
+
+def install(env: Environment) -> None:
+    """Give ``env`` its budget and the loop filter."""
+    limits_of(env)
+    env.filters[BUDGET_FILTER] = _budgeted
+
+
+def check_binop(env: Environment, operator: str, left: Any, right: Any) -> None:
+    """Refuse ``*`` building a huge string or list and ``**`` with a huge exponent before Python does it."""
+    if operator == "**" and isinstance(right, int) and abs(right) > MAX_EXPONENT and left not in (0, 1, -1):
+        raise RenderLimitError(f"exponent {right} is beyond the sandbox's limit of {MAX_EXPONENT}")
+    if operator == "*":
+        for seq, count in ((left, right), (right, left)):
+            if isinstance(seq, str | list | tuple) and isinstance(count, int) and len(seq) * count > MAX_OUTPUT:
+                raise RenderLimitError(
+                    f"'*' would build {len(seq) * count:,} items (the sandbox's limit is {MAX_OUTPUT:,})"
+                )
+
+
+class SafeLoader(BaseLoader):
+    """Loads templates by name from ``places`` (directory, boundary), first match wins; see the module doc."""
+
+    def __init__(self, places: Sequence[tuple[Path, Path]], display: Callable[[Path], str]) -> None:
+        self.places = [(directory, boundary.resolve()) for directory, boundary in places]
+        self.display = display  # how messages name a file (repo-relative, or the packaged name)
+
+    def locate(self, template: str) -> Path:
+        """The file ``template`` names (not yet checked), or TemplateNotFound."""
+        pieces = split_template_path(template)  # refuses "..": names stay inside each directory
+        for directory, _ in self.places:
+            candidate = directory.joinpath(*pieces)
+            if os.path.lexists(candidate):
+                return candidate
+        raise TemplateNotFound(template)
+
+    def get_source(self, environment: Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        path = self.locate(template)
+        boundary = next(b for d, b in self.places if path.is_relative_to(d))
+        shown = self.display(path)
+        real = path.resolve()
+        if not real.is_relative_to(boundary):
+            raise TemplateRefused(f"{shown} leads outside the project (a link to {real}): refused")
+        try:
+            info = real.stat()
+        except OSError as exc:
+            raise TemplateRefused(f"{shown}: cannot read: {exc.strerror}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise TemplateRefused(f"{shown} is not a regular file: refused")
+        if info.st_size > MAX_TEMPLATE_BYTES:
+            raise TemplateRefused(f"{shown} is larger than {MAX_TEMPLATE_BYTES:,} bytes: refused")
+        try:
+            with open(real, "rb") as handle:
+                data = handle.read(MAX_TEMPLATE_BYTES + 1)
+        except OSError as exc:
+            raise TemplateRefused(f"{shown}: cannot read: {exc.strerror}") from None
+        if len(data) > MAX_TEMPLATE_BYTES:
+            raise TemplateRefused(f"{shown} is larger than {MAX_TEMPLATE_BYTES:,} bytes: refused")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TemplateRefused(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+        return text, str(path), lambda: True
