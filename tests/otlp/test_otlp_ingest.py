@@ -239,6 +239,8 @@ def test_unknown_contracts_and_broken_lines_are_bad_records_with_their_place(
         "promptops: logs/t.jsonl:2: not valid JSON (JSON is malformed: invalid character (byte 4))",
         "promptops: logs/t.jsonl:3: not an OTLP ExportTraceServiceRequest (no resourceSpans list)",
         "promptops: logs/t.jsonl:1: span 1: unknown contract 'no-such-contract' (no versions/no-such-contract/)",
+        "promptops: warning: 1 record name contract 'no-such-contract', which has no versions/no-such-contract/: "
+        "not stored (bad records)",
     ]
     summary = json.loads(out)
     assert summary["inserted"] == 1 and summary["bad_records"] == 4
