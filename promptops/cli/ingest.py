@@ -22,6 +22,7 @@ from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.rollout.policies import RolloutPolicies
+from promptops.spark.options import engine_options
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.ingest import DEFAULT_INGEST_BATCH, total_bytes
 
@@ -51,6 +52,7 @@ MAX_REPORTED = 100
     help="Processes that decode and parse (0: this one). Default: one per core when the logs hold at least "
     f"{AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
 )
+@engine_options()
 @format_option()
 @pass_project
 def ingest_command(
@@ -61,6 +63,8 @@ def ingest_command(
     batch_size: int,
     rescan: bool,
     workers: int | None,
+    engine: str,
+    spark_master: str | None,
     output_format: str,
 ) -> int:
     """Parse response LOGS (.jsonl, .jsonl.gz, or directories of them) into the diagnostics store.
@@ -69,8 +73,13 @@ def ingest_command(
     3 tool failure (store locked past --lock-timeout, unreadable log or store, broken contract).
     """
     path, display = store_location(project, store_path)
-    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     reporter = _BadRecords()
+    if engine == "spark":  # the lake directory at --store, written by a Spark job (docs/spark.md)
+        from promptops.spark.options import run_ingest
+
+        report = run_ingest(project.root, [str(p) for p in logs], store_path, spark_master, project.relative, reporter)
+        return _finish(display, report, reporter, output_format)
+    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     paths = list(logs)
     size = total_bytes(paths)
     if workers is None:
@@ -88,6 +97,10 @@ def ingest_command(
             on_progress=progress,
             processes=workers,
         )
+    return _finish(display, report, reporter, output_format)
+
+
+def _finish(display: str, report: IngestReport, reporter: _BadRecords, output_format: str) -> int:
     reporter.close()
     for failed in report.failed:
         click.echo(f"promptops: error: {failed.error}", err=True)

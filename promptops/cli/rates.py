@@ -16,6 +16,7 @@ import click
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.spark.options import engine_options
 from promptops.store import RatesQuery, RatesReport, Store, open_parquet, rates
 from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupRates, Rate
 
@@ -34,6 +35,7 @@ from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupR
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True, help="Reasons and fields listed.")
 @store_option("DuckDB file, or a directory written by promptops export")
 @lock_timeout_option()
+@engine_options()
 @format_option()
 @pass_project
 def rates_command(
@@ -45,6 +47,8 @@ def rates_command(
     top: int,
     store_path: Path | None,
     lock_timeout: float,
+    engine: str,
+    spark_master: str | None,
     output_format: str,
 ) -> int:
     """Rates of dropped findings, coercions, incompatible versions, rejects and more, with their counts, and
@@ -58,7 +62,12 @@ def rates_command(
     except ValueError as problem:
         raise click.BadParameter(str(problem), param_hint="--by") from None
     path, display = store_location(project, store_path)
-    if path.is_dir():
+    if engine == "spark":
+        from promptops.spark.options import lake_connection, require_lake
+
+        with lake_connection(require_lake(store_path), display, spark_master) as con:
+            report = rates(con, query)  # type: ignore[arg-type]  # a DuckDB-like connection on Spark
+    elif path.is_dir():
         with closing(open_parquet(path, display=display)) as con:
             report = rates(con, query)
     else:
