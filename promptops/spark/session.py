@@ -40,7 +40,9 @@ def require_pyspark() -> None:
         raise SparkUnavailableError(INSTALL_HINT) from None
 
 
-def spark_session(master: str | None = None, *, app_name: str = "promptops") -> SparkSession:
+def spark_session(
+    master: str | None = None, *, app_name: str = "promptops", config: dict[str, str] | None = None
+) -> SparkSession:
     """The active SparkSession, or a new one on ``master`` (None: spark-submit's or local[*]).
 
     An active session is reused as it is (its master included): under spark-submit, and in tests that share
@@ -63,7 +65,7 @@ def spark_session(master: str | None = None, *, app_name: str = "promptops") -> 
         # is first on PATH), so a local session sets it unless the caller already has.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.pyspark.python", sys.executable)
-    for key, value in _CONFIG.items():
+    for key, value in {**_CONFIG, **(config or {})}.items():
         builder = builder.config(key, value)
     try:
         session: SparkSession = builder.getOrCreate()
