@@ -101,7 +101,7 @@ def find_inputs(paths: list[str], relative: Callable[[Path], str], spark: SparkS
             found.extend(Input(name, name) for name in names)
             continue
         local = Path(path.removeprefix("file://"))
-        found.extend(Input(s.path.resolve().as_uri(), relative(s.path)) for s in find_segments([local]))
+        found.extend(Input("file://" + s.path.resolve().as_posix(), relative(s.path)) for s in find_segments([local]))
     return found
 
 
@@ -305,7 +305,9 @@ def keep_first(parsed: DataFrame, existing: DataFrame | None) -> DataFrame:
     return kept
 
 
-def _writer(lake_uri: str, sources: dict[str, tuple[str, int]]) -> Callable[[pa.Table], pa.Table]:
+def _writer(
+    lake_uri: str, sources: dict[str, tuple[str, int]], after_file: Callable[[str], None] | None
+) -> Callable[[pa.Table], pa.Table]:
     def write(table: pa.Table) -> pa.Table:
         kinds = table["kind"].to_pylist()
         segment = table["segment"][0].as_py()
@@ -314,7 +316,7 @@ def _writer(lake_uri: str, sources: dict[str, tuple[str, int]]) -> Callable[[pa.
         failures = [p for k, p in zip(kinds, table["problem"].to_pylist(), strict=True) if k == "failed"]
         records = sum(r or 0 for k, r in zip(kinds, table["records"].to_pylist(), strict=True) if k == "count")
         columns = [field.name for field in RESPONSE_SCHEMA] + ["diagnostics"]
-        inserted, diagnostics, files = lake.write_segment(lake_uri, segment, responses.select(columns))
+        inserted, diagnostics, files = lake.write_segment(lake_uri, segment, responses.select(columns), after_file)
         bad = list(zip(bad_rows["source_line"].to_pylist(), bad_rows["problem"].to_pylist(), strict=True))
         source, size = sources[segment]
         if not failures:  # a damaged segment keeps what was read but is not remembered, as in the embedded store
@@ -357,12 +359,14 @@ def ingest_to_lake(
     *,
     relative: Callable[[Path], str],
     on_bad: Callable[[BadRecord], None] | None = None,
+    after_file: Callable[[str], None] | None = None,
 ) -> IngestReport:
     """Parse the logs at ``paths`` on Spark into the lake at ``lake_uri``; the embedded ingest's report.
 
     Segments already committed to the lake are skipped; the rest are parsed, and each is written as one
     output set with its marker (``promptops.spark.lake``). Bad records go to ``on_bad`` (at most
-    MAX_LISTED per segment; all are counted).
+    MAX_LISTED per segment; all are counted). ``after_file`` is a test hook sent to the writers (crash tests
+    kill a writer there).
     """
     inputs = find_inputs(paths, relative, spark)
     shas = identify(spark, inputs)
@@ -385,7 +389,7 @@ def ingest_to_lake(
     sources = {sha: (item.display, sizes.get(item.uri, 0)) for item, sha, _ in pending}
     written = {
         row.segment: row
-        for row in kept.groupBy("segment").applyInArrow(_writer(lake_uri, sources), _WRITTEN_DDL).collect()
+        for row in kept.groupBy("segment").applyInArrow(_writer(lake_uri, sources, after_file), _WRITTEN_DDL).collect()
     }
     for item, sha, _ in pending:
         row = written.get(sha)
@@ -428,7 +432,7 @@ def _existing_ids(spark: SparkSession, lake_uri: str, pending: set[str]) -> Data
     keep = [name for name in names if _segment_of(name) not in pending]
     if not keep:
         return None
-    uris = [name if "://" in lake_uri else Path(name).resolve().as_uri() for name in keep]
+    uris = [name if "://" in lake_uri else "file://" + Path(name).resolve().as_posix() for name in keep]
     return spark.read.parquet(*uris).select(F.col("response_id")).distinct()
 
 

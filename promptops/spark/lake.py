@@ -50,10 +50,6 @@ DIAGNOSTIC_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
     ("message", pa.string()),
 )
 
-# A test-only hook, called after each file of a segment is renamed into place (crash tests kill the writer
-# there); None in every real run.
-after_file: Callable[[str], None] | None = None
-
 
 def md5_lower(text: str) -> int:
     """The store's 64-bit hash (``ddl.md5_lower``: DuckDB's md5_number_lower), in Python."""
@@ -90,9 +86,13 @@ def write_marker(lake: str, sha: str, marker: dict[str, Any]) -> None:
     _put(fs, base, f"{SEGMENTS_DIR}/{sha}.json", json.dumps(marker, sort_keys=True).encode())
 
 
-def write_segment(lake: str, sha: str, responses: pa.Table) -> tuple[int, int, list[str]]:
+def write_segment(
+    lake: str, sha: str, responses: pa.Table, after_file: Callable[[str], None] | None = None
+) -> tuple[int, int, list[str]]:
     """Write the segment's responses (RESPONSE_SCHEMA columns plus ``diagnostics``, a list of
-    DIAGNOSTIC_FIELDS structs) as its output set; returns (responses, diagnostics, files written)."""
+    DIAGNOSTIC_FIELDS structs) as its output set; returns (responses, diagnostics, files written).
+
+    ``after_file`` (tests only) is called with each file's lake path once it is in place."""
     fs, base = filesystem(lake)
     responses = responses.sort_by([("source_line", "ascending"), ("response_id", "ascending")])
     tables = _tables(responses)

@@ -47,9 +47,10 @@ def lake_uri(path: Path | str) -> str:
 def lake_connection(path: Path, display: str, master: str | None) -> Iterator[Any]:
     """A connection-like object over the lake at ``path`` on Spark (see ``promptops.spark.views``)."""
     from promptops.spark.session import job_errors, spark_session
+
+    spark = spark_session(master)  # first: without the spark extra, the one-line hint
     from promptops.spark.views import open_lake
 
-    spark = spark_session(master)
     with job_errors(f"reading {display}"):
         connection = open_lake(spark, lake_uri(path), display=display)
         try:

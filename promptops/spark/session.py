@@ -33,9 +33,10 @@ class SparkUnavailableError(PromptopsError):
 
 
 def require_pyspark() -> None:
-    """Raise SparkUnavailableError (one line: how to install) when pyspark is missing."""
+    """Raise SparkUnavailableError (one line: how to install) when the spark extra is missing."""
     try:
         import pyspark  # noqa: F401
+        import sqlglot  # noqa: F401
     except ImportError:
         raise SparkUnavailableError(INSTALL_HINT) from None
 
@@ -84,7 +85,6 @@ def _settle(session: SparkSession) -> None:
     session.sparkContext.setLogLevel("ERROR")
 
 
-
 @contextmanager
 def job_errors(what: str) -> Iterator[None]:
     """A failed Spark job as one line (PromptopsError): the Python error at the bottom of an executor's
@@ -106,4 +106,3 @@ def _cause(problem: BaseException) -> str:
         if head.endswith(("Error", "Exception")) and " " not in head and not line.startswith("at "):
             return line
     return lines[0] if lines else type(problem).__name__
-

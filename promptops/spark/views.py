@@ -46,7 +46,6 @@ def to_spark(sql: str, params: dict[str, Any] | None = None) -> str:
     tree = sqlglot.parse_one(sql, read="duckdb")
     if params:
         tree = tree.transform(lambda node: _bind(node, params))
-    tree = tree.transform(_order_by_all)
     if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() == "VIEW":
         tree.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
     return tree.sql(dialect="spark")
@@ -74,23 +73,6 @@ def _literal(value: Any) -> exp.Expression:
     if isinstance(value, date):
         return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.build("DATE"))
     return exp.Literal.string(str(value))
-
-
-def _order_by_all(node: exp.Expression) -> exp.Expression:
-    """ORDER BY ALL (DuckDB) as the select list's ordinals, which every Spark version reads."""
-    if isinstance(node, exp.Select):
-        order = node.args.get("order")
-        if order is not None and len(order.expressions) == 1:
-            only = order.expressions[0]
-            target = only.this if isinstance(only, exp.Ordered) else only
-            if isinstance(target, exp.Column) and target.name.upper() == "ALL" and not target.table:
-                nulls_first = bool(only.args.get("nulls_first")) if isinstance(only, exp.Ordered) else False
-                ordinals = [
-                    exp.Ordered(this=exp.Literal.number(i + 1), nulls_first=nulls_first)
-                    for i in range(len(node.expressions))
-                ]
-                node.set("order", exp.Order(expressions=ordinals))
-    return node
 
 
 class _Result:

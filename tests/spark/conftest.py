@@ -41,9 +41,7 @@ def spark() -> Iterator[Any]:
     try:
         from promptops.spark.session import spark_session
 
-        session = spark_session(
-            "local[2]", app_name="promptops-tests", config={"spark.sql.shuffle.partitions": "4"}
-        )
+        session = spark_session("local[2]", app_name="promptops-tests", config={"spark.sql.shuffle.partitions": "4"})
     except Exception as problem:  # no pyspark, no Java: a skip locally, a failure in CI
         if os.environ.get("CI") == "true":
             pytest.fail(f"Spark cannot start under CI=true: {problem}")
@@ -160,7 +158,9 @@ def lake_content(directory: Path) -> dict[str, Any]:
         if not path.is_file() or relative.startswith("_tmp/"):
             continue
         if path.suffix == ".parquet":
-            found[relative] = sorted(json.dumps(row, sort_keys=True, default=str) for row in pq.read_table(path).to_pylist())
+            found[relative] = sorted(
+                json.dumps(row, sort_keys=True, default=str) for row in pq.read_table(path).to_pylist()
+            )
         else:
             found[relative] = json.loads(path.read_text(encoding="utf-8"))
     return found
