@@ -66,7 +66,7 @@ def rates_command(
         from promptops.spark.options import lake_connection, require_lake
 
         with lake_connection(require_lake(store_path), display, spark_master) as con:
-            report = rates(con, query)  # type: ignore[arg-type]  # a DuckDB-like connection on Spark
+            report = rates(con, query)  # a DuckDB-like connection on Spark (promptops.spark.views)
     elif path.is_dir():
         with closing(open_parquet(path, display=display)) as con:
             report = rates(con, query)
