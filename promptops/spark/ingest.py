@@ -432,7 +432,8 @@ def _existing_ids(spark: SparkSession, lake_uri: str, pending: set[str]) -> Data
     keep = [name for name in names if _segment_of(name) not in pending]
     if not keep:
         return None
-    uris = [name if "://" in lake_uri else "file://" + Path(name).resolve().as_posix() for name in keep]
+    scheme = lake_uri.split("://", 1)[0] + "://" if "://" in lake_uri else "file://"
+    uris = [scheme + (name if "://" in lake_uri else Path(name).resolve().as_posix()) for name in keep]
     return spark.read.parquet(*uris).select(F.col("response_id")).distinct()
 
 

@@ -65,7 +65,10 @@ def filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
     """The file system and base path of a lake URI (a local path, file://, s3://, gs://, hdfs://...)."""
     if "://" not in lake:
         return pafs.LocalFileSystem(), lake.rstrip("/")
-    fs, path = pafs.FileSystem.from_uri(lake)
+    scheme, rest = lake.split("://", 1)
+    if scheme in ("s3a", "s3n"):  # Hadoop's names for S3; Arrow knows it as s3
+        scheme = "s3"
+    fs, path = pafs.FileSystem.from_uri(f"{scheme}://{rest}")
     return fs, path.rstrip("/")
 
 
