@@ -80,3 +80,20 @@ def test_the_dashboard_summary_is_the_same(cli: Cli, built: Path, embedded: Path
         summaries.append(json.loads((out_dir / "review-result.json").read_text(encoding="utf-8")))
     assert summaries[0] == summaries[1]
     assert summaries[0]["rollouts"][0]["arms"], "the summary shows no arm"
+
+
+def test_parse_records_takes_a_dataframe_of_log_records(spark: Any, built: Path) -> None:
+    from promptops.spark.ingest import parse_records
+    from promptops.spark.setup import ParserSetup
+
+    lines = (built / "logs" / "b" / "other.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    rows = [("svc/log", i + 1, line) for i, line in enumerate([*lines, "{oops"])]
+    records = spark.createDataFrame(rows, "source string, line int, value string")
+    parsed = parse_records(records, ParserSetup.from_project(built)).collect()
+    kinds = sorted(row.kind for row in parsed)
+    assert kinds == ["bad", "count", "response", "response", "response"]
+    (bad,) = [row for row in parsed if row.kind == "bad"]
+    assert (bad.source, bad.source_line) == ("svc/log", 4) and bad.problem.startswith("not valid JSON")
+    assert {row.response_id for row in parsed if row.kind == "response"} == {
+        json.loads(line)["response_id"] for line in lines
+    }
