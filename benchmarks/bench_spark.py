@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_spark.py [--scale 1.0] [--workdir DIR] [--keep]
 
 Prints:
-  1. ingest throughput of 1,000,000 logged responses (32 segments): Spark local[2] (``promptops ingest --engine
+  1. ingest throughput of 1,000,000 logged responses (64 segments): Spark local[2] (``promptops ingest --engine
      spark``) against the embedded ingest with ``--workers 2``, as responses per second and their ratio; Spark's
      fixed start-up cost (a JVM and a session running a trivial job) is measured apart and left out of its rate
   2. the rates query for one rollout (by arm) over a 10,000,000-response lake, on DuckDB (``--store LAKE``)
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import response_logs
 
 ROOT = Path(__file__).resolve().parents[1]
-SEGMENTS = 32  # about 50 MB each: a segment is one task, read whole by binaryFile
+SEGMENTS = 64  # about 40 MB each: a segment is one task, read whole by binaryFile
 POOL = 20_000
 REPEATS = 3
 STARTUP = (
@@ -103,7 +103,8 @@ def _timed(args: list[str], project: Path) -> float:
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"promptops {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
+        said = [line for line in done.stderr.splitlines() if line.startswith("promptops:")]
+        raise SystemExit(f"promptops {' '.join(args)} exited {done.returncode}: {' | '.join(said[-5:])}")
     return elapsed
 
 

@@ -2,8 +2,9 @@
 
 Stages (one Spark job each, plus a small listing):
 
-1. identify: the segments' sha256 (Spark's ``sha2`` over ``binaryFile`` contents); segments with a commit
-   marker in the lake are skipped, and a segment whose bytes repeat an earlier one's is the same segment;
+1. identify: the segments' sha256 (local files hashed on the driver as they stream by, object-storage ones by
+   Spark's ``sha2`` over ``binaryFile``); segments with a commit marker in the lake are skipped, and a segment
+   whose bytes repeat an earlier one's is the same segment;
 2. split (``mapInArrow``): the pending segments' lines as log records ``(segment, seg_order, source, line,
    value)``; a damaged gzip stream keeps the lines before the damage and fails its segment;
 3. parse (``parse_records``, ``mapInArrow``): the promptops parser, rebuilt on each Python worker from the
@@ -30,7 +31,7 @@ from promptops.spark import lake
 from promptops.spark.setup import ParserSetup
 from promptops.store.batch import RESPONSE_SCHEMA
 from promptops.store.ingest import BadRecord, IngestReport, SegmentReport
-from promptops.store.logs import SEGMENT_SUFFIXES, find_segments
+from promptops.store.logs import SEGMENT_SUFFIXES, file_digest, find_segments
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -106,19 +107,27 @@ def find_inputs(paths: list[str], relative: Callable[[Path], str], spark: SparkS
 
 
 def identify(spark: SparkSession, inputs: list[Input]) -> dict[str, str]:
-    """uri -> sha256 of the segment's bytes, computed by the executors."""
-    if not inputs:
-        return {}
-    from pyspark.sql import functions as F
+    """uri -> sha256 of the segment's bytes: local files hashed here as they stream by (no Spark job, no
+    segment held in memory), object-storage ones by the executors (Spark's sha2 over binaryFile)."""
+    found: dict[str, str] = {}
+    remote = []
+    for item in inputs:
+        if item.uri.startswith("file://"):
+            found[item.uri] = file_digest(Path(item.uri.removeprefix("file://")))
+        else:
+            remote.append(item)
+    if remote:
+        from pyspark.sql import functions as F
 
-    rows = (
-        spark.read.format("binaryFile")
-        .load([i.uri for i in inputs])
-        .select("path", F.sha2("content", 256).alias("sha"))
-        .collect()
-    )
-    found = {_norm(row.path): str(row.sha) for row in rows}
-    return {i.uri: found[_norm(i.uri)] for i in inputs}
+        rows = (
+            spark.read.format("binaryFile")
+            .load([i.uri for i in remote])
+            .select("path", F.sha2("content", 256).alias("sha"))
+            .collect()
+        )
+        hashed = {_norm(row.path): str(row.sha) for row in rows}
+        found.update({i.uri: hashed[_norm(i.uri)] for i in remote})
+    return found
 
 
 def records_frame(spark: SparkSession, pending: list[tuple[Input, str, int]]) -> DataFrame:

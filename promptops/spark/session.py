@@ -66,6 +66,8 @@ def spark_session(
         # is first on PATH), so a local session sets it unless the caller already has.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.pyspark.python", sys.executable)
+        # In local mode the driver's JVM is the executor too, and each task holds one whole segment.
+        builder = builder.config("spark.driver.memory", "2g")
     for key, value in {**_CONFIG, **(config or {})}.items():
         builder = builder.config(key, value)
     try:
