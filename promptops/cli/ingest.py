@@ -27,6 +27,7 @@ from promptops.contract import list_contracts
 from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
+from promptops.spark.options import engine_options
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.ingest import DEFAULT_INGEST_BATCH, SLOT_LIMIT, total_bytes
 
@@ -64,6 +65,7 @@ MAX_REPORTED = 100
     help="Processes that decode and parse (0: this one). Default: one per core when the logs hold at least "
     f"{AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
 )
+@engine_options()
 @format_option("text", "json", "otlp-json")
 @pass_project
 def ingest_command(
@@ -75,6 +77,8 @@ def ingest_command(
     batch_size: int,
     rescan: bool,
     workers: int | None,
+    engine: str,
+    spark_master: str | None,
     output_format: str,
 ) -> int:
     """Parse response LOGS (.jsonl, .jsonl.gz, or directories of them) into the diagnostics store.
@@ -91,8 +95,13 @@ def ingest_command(
 
         ingest, output_format = ingest_otlp, output_format.replace("otlp-json", "text")
     path, display = store_location(project, store_path)
-    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     reporter = _BadRecords()
+    if engine == "spark":  # the lake directory at --store, written by a Spark job (docs/spark.md)
+        from promptops.spark.options import run_ingest
+
+        report = run_ingest(project.root, [str(p) for p in logs], store_path, spark_master, project.relative, reporter)
+        return _finish(project, display, report, reporter, output_format)
+    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     paths = list(logs)
     size = total_bytes(paths)
     if workers is None:
@@ -110,6 +119,10 @@ def ingest_command(
             on_progress=progress,
             processes=workers,
         )
+    return _finish(project, display, report, reporter, output_format)
+
+
+def _finish(project: Project, display: str, report: IngestReport, reporter: _BadRecords, output_format: str) -> int:
     reporter.close()
     warnings = unknown_names(project.root, report)
     for warning in warnings:

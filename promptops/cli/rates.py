@@ -23,6 +23,7 @@ from promptops.cli.wording import count
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
 from promptops.rollout.plan import plan_path
+from promptops.spark.options import engine_options
 from promptops.store import RatesQuery, RatesReport, Store, open_parquet, rates
 from promptops.store.errors import store_error
 from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupRates, Rate
@@ -42,6 +43,7 @@ from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupR
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True, help="Reasons and fields listed.")
 @store_option("DuckDB file, or a directory written by promptops export")
 @lock_timeout_option()
+@engine_options()
 @format_option()
 @pass_project
 def rates_command(
@@ -53,6 +55,8 @@ def rates_command(
     top: int,
     store_path: Path | None,
     lock_timeout: float,
+    engine: str,
+    spark_master: str | None,
     output_format: str,
 ) -> int:
     """Rates of dropped findings, coercions, incompatible versions, rejects and more, with their counts, and
@@ -67,7 +71,13 @@ def rates_command(
         raise click.BadParameter(str(problem), param_hint="--by") from None
     path, display = store_location(project, store_path)
     try:
-        if path.is_dir():
+        if engine == "spark":
+            from promptops.spark.options import lake_connection, require_lake
+
+            with lake_connection(require_lake(store_path), display, spark_master) as con:
+                check_known(project, con, display, query)
+                report = rates(con, query)  # a DuckDB-like connection on Spark (promptops.spark.views)
+        elif path.is_dir():
             with closing(open_parquet(path, display=display)) as con:
                 check_known(project, con, display, query)
                 report = rates(con, query)

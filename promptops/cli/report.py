@@ -21,6 +21,7 @@ from promptops.cli.store_options import (
     store_option,
 )
 from promptops.errors import PromptopsError
+from promptops.spark.options import engine_options
 
 
 @click.command("report")
@@ -38,6 +39,7 @@ from promptops.errors import PromptopsError
     required=True,
     help="Directory to write <contract>.html and <contract>.json (or <contract>.prom) into.",
 )
+@engine_options()
 @format_option("text", "json", "prom")
 @pass_project
 def report_command(
@@ -48,6 +50,8 @@ def report_command(
     lock_timeout: float,
     now_text: str | None,
     out_dir: Path,
+    engine: str,
+    spark_master: str | None,
     output_format: str,
 ) -> int:
     """Write the dashboard of CONTRACT's rollouts: a self-contained HTML page that opens offline (inline SVG
@@ -67,7 +71,7 @@ def report_command(
     contract = project.contract(contract_name)
     now = parse_now(now_text)
     _, display = store_location(project, store_path)
-    with read_connection(project, store_path, lock_timeout) as con:
+    with read_connection(project, store_path, lock_timeout, engine, spark_master) as con:
         try:
             if output_format == "prom":
                 prom, report = write_prom(project.root, contract, con, out_dir, now=now, rollout_id=rollout_id)

@@ -23,6 +23,7 @@ from promptops.cli.store_options import lock_timeout_option, parse_now, read_con
 from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, Purpose
 from promptops.rollout.session import RolloutRefused, plan_at_step, promote, run_gate, status
+from promptops.spark.options import engine_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -162,6 +163,7 @@ def _gate_text(result: GateResult) -> list[str]:
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 on PassedWithWarnings.")
 @click.option("--strict-artifacts", is_flag=True, help="Exit 2 when there is no data (Skipped).")
 @_store_options
+@engine_options()
 @format_option()
 @pass_project
 def gate_command(
@@ -174,6 +176,8 @@ def gate_command(
     store_path: Path | None,
     lock_timeout: float,
     now_text: str | None,
+    engine: str,
+    spark_master: str | None,
     output_format: str,
 ) -> int:
     """Judge the current step of PLAN_FILE against its SLOs.
@@ -185,7 +189,7 @@ def gate_command(
     if step is not None:
         plan = plan_at_step(plan, step)
     contract = project.contract(plan.contract, check_schemas=False)
-    with read_connection(project, store_path, lock_timeout) as con:
+    with read_connection(project, store_path, lock_timeout, engine, spark_master) as con:
         result = run_gate(
             project.root,
             plan,

@@ -47,7 +47,9 @@ def store_location(project: Project, store_path: Path | None) -> tuple[Path, str
 
 
 @contextmanager
-def read_connection(project: Project, store_path: Path | None, lock_timeout: float) -> Iterator[Any]:
+def read_connection(
+    project: Project, store_path: Path | None, lock_timeout: float, engine: str = "duckdb", master: str | None = None
+) -> Iterator[Any]:
     """The store's connection, or None when no store exists yet (nothing ingested: no data, not an error)."""
     import duckdb  # loads only for commands that read the store
 
@@ -55,6 +57,12 @@ def read_connection(project: Project, store_path: Path | None, lock_timeout: flo
     from promptops.store.errors import store_error
 
     path, display = store_location(project, store_path)
+    if engine == "spark":  # the lake at --store, queried on Spark (promptops.spark.views)
+        from promptops.spark.options import lake_connection, require_lake
+
+        with lake_connection(require_lake(store_path), display, master) as con:
+            yield con
+        return
     try:  # a damaged file or a full disk met by any query of the caller: one line, exit 3
         if path.is_dir():
             con = open_parquet(path, display=display)
