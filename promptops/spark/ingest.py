@@ -52,10 +52,10 @@ RECORDS_DDL = "segment string, seg_order int, source string, line int, value bin
 _DIAGNOSTICS_DDL = "array<struct<" + ", ".join(f"{n}: {_SPARK_TYPES[t]}" for n, t in lake.DIAGNOSTIC_FIELDS) + ">>"
 PARSED_DDL = ", ".join(
     [
-        "kind string",  # response | bad | count | failed
+        "kind string",  # response | bad | count | slot | failed
         "segment string",
         "seg_order int",
-        "records int",  # on "count" rows: the non-blank lines of a chunk
+        "records int",  # on "count" rows: the non-blank lines of a chunk; on "slot" rows: its records
         "problem string",  # on "bad" and "failed" rows
         *(f"{field.name} {_SPARK_TYPES[field.type]}" for field in RESPONSE_SCHEMA),
         f"diagnostics {_DIAGNOSTICS_DDL}",
@@ -63,7 +63,8 @@ PARSED_DDL = ", ".join(
 )
 _WRITTEN_DDL = (
     "segment string, records long, inserted long, bad_records long, diagnostics long, error string, "
-    "bad array<struct<line: int, problem: string>>"
+    "bad array<struct<line: int, problem: string>>, "
+    "slots array<struct<contract: string, rollout_id: string, arm: string, records: long>>"
 )
 _DIAGNOSTIC_TYPE = pa.list_(pa.struct([pa.field(n, t) for n, t in lake.DIAGNOSTIC_FIELDS]))
 _PARSED_SCHEMA = pa.schema(
@@ -275,22 +276,30 @@ def _parsed(segment: str, order: int, source: str, result: Any, failures: list[s
     )
     diagnostics = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct)
     bad = [(line, problem) for line, problem in result.bad]
-    extra = len(bad) + 1 + len(failures)  # bad rows, one count row, failure rows
-    kinds = ["response"] * n + ["bad"] * len(bad) + ["count"] + ["failed"] * len(failures)
-    problems = [None] * n + [p for _, p in bad] + [None] + failures
+    # Records read per (contract, rollout_id, arm), for the ingest's warnings about unknown names.
+    slots = sorted(result.slots.items(), key=lambda item: tuple("" if v is None else v for v in item[0]))
+    extra = len(bad) + 1 + len(slots) + len(failures)  # bad rows, one count row, slot rows, failure rows
+    kinds = ["response"] * n + ["bad"] * len(bad) + ["count"] + ["slot"] * len(slots) + ["failed"] * len(failures)
+    problems = [None] * n + [p for _, p in bad] + [None] * (1 + len(slots)) + failures
+    records = [None] * (n + len(bad)) + [result.records] + [count for _, count in slots] + [None] * len(failures)
     columns: dict[str, pa.Array] = {
         "kind": pa.array(kinds, pa.string()),
         "segment": pa.array([segment] * (n + extra), pa.string()),
         "seg_order": pa.array([order] * (n + extra), pa.int32()),
-        "records": pa.array([None] * (n + len(bad)) + [result.records] + [None] * len(failures), pa.int32()),
+        "records": pa.array(records, pa.int32()),
         "problem": pa.array(problems, pa.string()),
     }
+    slot_names = {"contract": 0, "rollout_id": 1, "arm": 2}
     for field in RESPONSE_SCHEMA:
         column = responses[field.name].combine_chunks() if n else pa.array([], field.type)
         if field.name == "source":
             tail = pa.array([source] * extra, field.type)
         elif field.name == "source_line":
-            tail = pa.array([line for line, _ in bad] + [None] * (1 + len(failures)), field.type)
+            tail = pa.array([line for line, _ in bad] + [None] * (1 + len(slots) + len(failures)), field.type)
+        elif field.name in slot_names:
+            at = slot_names[field.name]
+            values = [key[at] for key, _ in slots]
+            tail = pa.array([None] * (len(bad) + 1) + values + [None] * len(failures), field.type)
         else:
             tail = pa.nulls(extra, field.type)
         columns[field.name] = pa.concat_arrays([column, tail])
@@ -324,6 +333,13 @@ def _writer(
         bad_rows = table.filter(pa.array([k == "bad" for k in kinds])).sort_by("source_line")
         failures = [p for k, p in zip(kinds, table["problem"].to_pylist(), strict=True) if k == "failed"]
         records = sum(r or 0 for k, r in zip(kinds, table["records"].to_pylist(), strict=True) if k == "count")
+        slot_rows = table.filter(pa.array([k == "slot" for k in kinds]))
+        slots = [
+            {"contract": c, "rollout_id": r, "arm": a, "records": n}
+            for c, r, a, n in zip(
+                *(slot_rows[name].to_pylist() for name in ("contract", "rollout_id", "arm", "records")), strict=True
+            )
+        ]
         columns = [field.name for field in RESPONSE_SCHEMA] + ["diagnostics"]
         inserted, diagnostics, files = lake.write_segment(lake_uri, segment, responses.select(columns), after_file)
         bad = list(zip(bad_rows["source_line"].to_pylist(), bad_rows["problem"].to_pylist(), strict=True))
@@ -353,6 +369,19 @@ def _writer(
                 "bad": pa.array(
                     [[{"line": line, "problem": problem} for line, problem in bad[:MAX_LISTED]]],
                     pa.list_(pa.struct([("line", pa.int32()), ("problem", pa.string())])),
+                ),
+                "slots": pa.array(
+                    [slots],
+                    pa.list_(
+                        pa.struct(
+                            [
+                                ("contract", pa.string()),
+                                ("rollout_id", pa.string()),
+                                ("arm", pa.string()),
+                                ("records", pa.int64()),
+                            ]
+                        )
+                    ),
                 ),
             }
         )
@@ -424,9 +453,16 @@ def ingest_to_lake(
             segment.duplicates = segment.records - segment.bad_records - segment.inserted
             segment.diagnostics = int(row.diagnostics)
             segment.error = row.error
-            if on_bad is not None:
-                for bad in row.bad:
-                    on_bad(BadRecord(item.display, int(bad.line), str(bad.problem)))
+            for bad in row.bad:
+                record = BadRecord(item.display, int(bad.line), str(bad.problem))
+                report.add_bad(record)
+                if on_bad is not None:
+                    on_bad(record)
+            slots: dict[tuple[str, str | None, str | None], int] = {}
+            for slot in row.slots:
+                key = (str(slot.contract), slot.rollout_id, slot.arm)
+                slots[key] = slots.get(key, 0) + int(slot.records)
+            report.add_slots(slots)
         report.segments.append(segment)
     return report
 
