@@ -1,4 +1,4 @@
-"""Finding the evidence on disk (seed 003 §1, §3): the consensus candidates and the spec packet.
+"""Finding the evidence on disk: the consensus candidates and the spec packet.
 
 Paths go in and out repo-relative; the repo root is joined only to touch the file system, so every reference
 in a result is relative by construction (P0-C). A directory that does not exist means "no artifacts"; any

@@ -75,7 +75,7 @@ class ReviewResult:
     policy: ReviewPolicy
 
     def __post_init__(self) -> None:
-        # The seed's invariant, checked on every result however it was built.
+        # The resolution invariant, checked on every result however it was built.
         if self.resolution is Resolution.AUTO_APPLY and self.blocking_signals:
             raise ValueError("invariant violated: AutoApply with blocking signals (must be Escalate)")
 

@@ -1,7 +1,7 @@
-"""Is the parser ready for the candidate? The first stage of every rollout (seed 000 §7.4: parser first).
+"""Is the parser ready for the candidate? The first stage of every rollout (the parser ships before the prompt).
 
 Ready means: both arms' prompt versions are released (the release lock) with the schema each arm targets, the
-contract's parser floor accepts both schema versions (seed 000 §7.2), the candidate's schema is no major change
+contract's parser floor accepts both schema versions (same major, minor >= floor), the candidate's schema is no major change
 from the baseline's (the compatibility checker), and no candidate response in the store was rejected for its
 version. Each unmet condition is one sentence in ``Readiness.problems``.
 
