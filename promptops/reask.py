@@ -53,7 +53,7 @@ Model = Callable[[Sequence[Message]], "ModelReply | str"]
 
 @dataclass(frozen=True)
 class TraceStep:
-    """One attempt. ``to_dict`` is exactly the agent-output contract's trace step; ``to_record`` adds the rest for the store."""
+    """One attempt. ``to_dict`` is exactly agent-output's trace step; ``to_record`` adds the rest for the store."""
 
     agent: str
     started_at: str  # ISO 8601, UTC

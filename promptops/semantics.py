@@ -2,8 +2,9 @@
 
 Reviewer contracts grade findings differently: P0-P3 (code-review-findings), critical..info (review-result),
 critical..low (agent-output, reviewer-finding); confidence as anchors 0-100 (code-review-findings), a 0-1 float
-(reviewer-finding), high/medium/low (review-result) or not at all (agent-output). A contract's ``merge:`` section in ``contract.yaml`` maps its fields onto one common scale, so nothing
-that merges or ranks findings ever reads a field name or a contract name::
+(reviewer-finding), high/medium/low (review-result) or not at all (agent-output). A contract's ``merge:`` section in
+``contract.yaml`` maps its fields onto one common scale, so nothing that merges or ranks findings ever reads a field
+name or a contract name::
 
     merge:
       severity: {field: severity, map: {P0: critical, P1: high, P2: medium, P3: low}}

@@ -1,8 +1,8 @@
 """Return tiers: named views of a contract whose finding schema leaves some fields out.
 
-The code-review-findings contract splits its finding fields in two tiers: the *detail* tier is the full schema (the artifact written to
-disk), the *merge* tier is the compact return to an orchestrator, which omits ``why_it_matters`` and
-``evidence``. A contract declares its tiers in ``contract.yaml`` as derivations of its schemas::
+The code-review-findings contract splits its finding fields in two tiers: the *detail* tier is the full schema (the
+artifact written to disk), the *merge* tier is the compact return to an orchestrator, which omits ``why_it_matters``
+and ``evidence``. A contract declares its tiers in ``contract.yaml`` as derivations of its schemas::
 
     tiers:
       detail: {}                                  # the full schema

@@ -307,7 +307,7 @@ def evaluate(
 
 
 def exit_code(verdict: Verdict, *, strict_warnings: bool = False, strict_artifacts: bool = False) -> int:
-    """The review gate's exit codes: Passed 0; PassedWithWarnings 0 (1 strict); Failed/Escalate 2; Skipped 0 (2 strict)."""
+    """As the review gate's: Passed 0; PassedWithWarnings 0 (1 strict); Failed/Escalate 2; Skipped 0 (2 strict)."""
     if verdict in (Verdict.FAILED, Verdict.ESCALATE):
         return 2
     if verdict == Verdict.PASSED_WITH_WARNINGS:
