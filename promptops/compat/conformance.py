@@ -1,4 +1,4 @@
-"""Score the engine against peer registries' verdicts (``shared/conformance/compat-vectors.json``).
+"""Score the engine against peer registries' verdicts (a ``compat-vectors.json`` file).
 
 Each vector pairs an ``original`` (older) and ``updated`` (newer) schema with the backward verdict its source
 states and, for some, the forward verdict. Agreement is scored separately for each direction. ``DISPUTED``

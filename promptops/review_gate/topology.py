@@ -4,7 +4,7 @@ paths.
 The defaults are the documented locations (docs/review-gate.md). A repository may move them (the CLI reads
 ``[tool.promptops.review-gate]`` from its pyproject.toml); the library only ever sees the resulting
 :class:`Topology` value. Every path here is relative and free of ``..`` so that every evidence reference
-built from it stays inside the repo (P0-C).
+built from it stays inside the repo.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def check_spec_id(spec_id: str) -> str:
 
 
 def is_repo_relative(path: str) -> bool:
-    """P0-C: no leading ``/``, no drive letter, no backslashes, no ``..`` segment."""
+    """Repo-relative: no leading ``/``, no drive letter, no backslashes, no ``..`` segment."""
     return (
         bool(path)
         and not path.startswith("/")

@@ -276,7 +276,7 @@ def test_exit_code_table(verdict: Verdict, strict_warnings: bool, strict_artifac
     assert code in {exits.OK, exits.WARNINGS, exits.FAILED}  # the library's numbers are the CLI's
 
 
-# --- topology and P0-C ----------------------------------------------------------------------------
+# --- topology, repo-relative ----------------------------------------------------------------------
 
 
 def test_topology_defaults_are_the_seed_constants() -> None:
