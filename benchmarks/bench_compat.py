@@ -5,7 +5,7 @@
 
 The history starts from the shipped review-result 1.0 schema; each later minor adds an optional finding or
 top-level field (some also reword descriptions), which is what a healthy major line looks like. The new
-version is classified against all 50 (DESIGN.md §4: transitive within the major line). The target is under
+version is classified against all 50 (transitive within the major line). The target is under
 1 s; the figure is printed with a ratio against a baseline measured in the same run (one python-jsonschema
 metaschema check of the same schema), so runs on different machines can be compared. Prints only.
 """

@@ -1,10 +1,10 @@
 """A deterministic corpus of review-result responses, shaped like real reviewer traffic.
 
 Finding counts follow Binomial(20, 0.3) (0 to 20, mean 6). About 10% of responses carry one or two defects of
-the kinds seed 000 names (bad enums, string line numbers, padded strings, backslash paths, files outside the
-diff, missing fields, bad line ranges, unknown fields, duplicate ids, nulls); about 2% are malformed or wrapped
-(fences and prose, think blocks, truncation, trailing commas, two objects, incompatible versions). Half of the
-responses are pretty-printed, as models often answer.
+the kinds the ReviewResult contract names (bad enums, string line numbers, padded strings, backslash paths,
+files outside the diff, missing fields, bad line ranges, unknown fields, duplicate ids, nulls); about 2% are malformed
+or wrapped (fences and prose, think blocks, truncation, trailing commas, two objects, incompatible versions). Half of
+the responses are pretty-printed, as models often answer.
 """
 
 from __future__ import annotations

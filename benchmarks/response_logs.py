@@ -1,4 +1,4 @@
-"""Response logs (DESIGN.md §6) built from the deterministic corpus, for the store's tests and benchmark.
+"""Response logs (the record format of docs/store.md) from the deterministic corpus, for the store's tests.
 
 Each record wraps one corpus response with an id, a timestamp, a rollout slot and model metadata. ``pool``
 recycles that many distinct responses (generating a response costs far more than parsing it), so millions of

@@ -47,7 +47,7 @@ class VersionFields(NamedTuple):
 
 
 class Coercions(NamedTuple):
-    """The safe scalar normalizations of seed 000 §5.3.2; each is logged when applied."""
+    """The safe scalar normalizations of the ReviewResult contract's coercion rules; each is logged when applied."""
 
     trim_strings: bool = True
     path_separators: bool = True

@@ -24,7 +24,7 @@ class Limits(NamedTuple):
 
 @dataclass(frozen=True)
 class ParserPolicy:
-    """Version acceptance (seed 000 §7.2) and limits for one parser.
+    """Version acceptance (same major, minor >= floor) and limits for one parser.
 
     ``schema_floor`` is the required schema version P: a response declaring R is accepted iff R has P's major
     and R.minor >= P.minor. ``prompt_version`` is pinned: exact match, or any patch of the same major.minor

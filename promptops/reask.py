@@ -1,4 +1,4 @@
-"""The re-ask loop of seed 002: "Validate every agent response with this schema; retry up to 2 times on
+"""The re-ask loop of the agent-output contract: "Validate every agent response with this schema; retry up to 2 times on
 invalid JSON", re-asking with "Your previous response was invalid. Respond only with valid JSON matching this
 schema".
 
@@ -11,7 +11,7 @@ the reject reason and the first few diagnostic messages. An *accepted* answer en
 findings were dropped: those are per-finding losses the parser already reports, and re-asking would trade
 them for a fresh set of uncertainties.
 
-Each attempt is a trace step in the shape of seed 002, ``{agent, started_at, finished_at, tokens_used,
+Each attempt is a trace step in the agent-output contract's shape, ``{agent, started_at, finished_at, tokens_used,
 status}``, extended with what per-version retry rates need (attempt, reason, contract, versions, run id).
 When the loop ends, all of a run's steps go to the trace sink in one ``record_trace(steps)`` call, also when
 the model raised (the failed step is recorded, then the exception propagates).
@@ -53,7 +53,7 @@ Model = Callable[[Sequence[Message]], "ModelReply | str"]
 
 @dataclass(frozen=True)
 class TraceStep:
-    """One attempt. ``to_dict`` is exactly seed 002's step; ``to_record`` adds the rest for the store."""
+    """One attempt. ``to_dict`` is exactly agent-output's trace step; ``to_record`` adds the rest for the store."""
 
     agent: str
     started_at: str  # ISO 8601, UTC
@@ -110,7 +110,7 @@ class MemorySink:
 
 @dataclass(frozen=True)
 class ReaskPolicy:
-    max_retries: int = 2  # re-asks after the first attempt (seed 002: "retry up to 2 times")
+    max_retries: int = 2  # re-asks after the first attempt (the agent-output contract: "retry up to 2 times")
     template: str = REASK_TEMPLATE  # under templates/
     max_problems: int = 3  # diagnostic messages quoted in a re-ask
 

@@ -1,7 +1,7 @@
 """Report filters: which valid findings a report shows, and an account of the ones it holds back.
 
-Seed 001 anchors confidence (0, 25, 50, 75, 100) and says what to report: "Below anchor 75 -- do not report.
-Exception: P0 findings at anchor 50+ may be reported". A contract states such a rule as data::
+The code-review-findings contract anchors confidence (0, 25, 50, 75, 100) and says what to report: "Below anchor 75
+-- do not report. Exception: P0 findings at anchor 50+ may be reported". A contract states such a rule as data::
 
     report_filter:
       field: confidence          # a numeric finding property

@@ -1,9 +1,10 @@
 """What a contract's finding fields mean beyond their schema: the common scales merging and ranking use.
 
-Reviewer contracts grade findings differently: P0-P3 (seed 001), critical..info (seed 000), critical..low
-(seeds 002, 004); confidence as anchors 0-100 (001), a 0-1 float (004), high/medium/low (000) or not at all
-(002). A contract's ``merge:`` section in ``contract.yaml`` maps its fields onto one common scale, so nothing
-that merges or ranks findings ever reads a field name or a contract name::
+Reviewer contracts grade findings differently: P0-P3 (code-review-findings), critical..info (review-result),
+critical..low (agent-output, reviewer-finding); confidence as anchors 0-100 (code-review-findings), a 0-1 float
+(reviewer-finding), high/medium/low (review-result) or not at all (agent-output). A contract's ``merge:`` section in
+``contract.yaml`` maps its fields onto one common scale, so nothing that merges or ranks findings ever reads a field
+name or a contract name::
 
     merge:
       severity: {field: severity, map: {P0: critical, P1: high, P2: medium, P3: low}}

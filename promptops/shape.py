@@ -43,7 +43,7 @@ ANNOTATIONS = frozenset(
 # What the parser leaves unchecked besides: draft 7 treats formats and content encodings as annotations.
 _UNCHECKED = ANNOTATIONS | {"format", "contentMediaType", "contentEncoding"}
 # Every validation keyword of drafts 4 to 2020-12; anything outside this set is an unknown keyword, which
-# JSON Schema validators ignore, and so do we (seed 001 carries a top-level "_meta" block).
+# JSON Schema validators ignore, and so do we (code-review-findings carries a top-level "_meta" block).
 _VALIDATION_KEYWORDS = frozenset(
     {
         "type",

@@ -1,4 +1,4 @@
-"""A simulator of reviewer traffic for a rollout: response log records (DESIGN.md §6) as a model would produce them.
+"""A simulator of reviewer traffic for a rollout: response log records (docs/store.md) as a model would produce them.
 
 Findings are generated from the contract's schema, so any contract works: enum fields get one of their values,
 the path field one of the changed files, line fields plausible lines, other strings short review prose. Each

@@ -1,8 +1,8 @@
 """Return tiers: named views of a contract whose finding schema leaves some fields out.
 
-Seed 001 splits its finding fields in two tiers: the *detail* tier is the full schema (the artifact written to
-disk), the *merge* tier is the compact return to an orchestrator, which omits ``why_it_matters`` and
-``evidence``. A contract declares its tiers in ``contract.yaml`` as derivations of its schemas::
+The code-review-findings contract splits its finding fields in two tiers: the *detail* tier is the full schema (the
+artifact written to disk), the *merge* tier is the compact return to an orchestrator, which omits ``why_it_matters``
+and ``evidence``. A contract declares its tiers in ``contract.yaml`` as derivations of its schemas::
 
     tiers:
       detail: {}                                  # the full schema
@@ -11,7 +11,7 @@ disk), the *merge* tier is the compact return to an orchestrator, which omits ``
 A tier's shape is the schema's shape with each omitted finding property removed from ``properties`` and from
 ``required``; nothing else changes (top level, enums, bounds, ``additionalProperties``). So a compact return
 that still carries an omitted field is read like any undeclared member: kept as is when the finding object is
-open (seed 001's is), dropped as ``unknown_field`` when it is closed. Role fields (id, path, line, end_line)
+open (code-review-findings' is), dropped as ``unknown_field`` when it is closed. Role fields (id, path, line, end_line)
 cannot be omitted: the parser relies on them.
 """
 

@@ -1,4 +1,5 @@
-"""Schema and prompt versions, and the acceptance rules of seed 000 §7.2 (DESIGN.md §3.6).
+"""Schema and prompt versions, and version acceptance: same major, minor >= floor
+(docs/design.md, Compatibility).
 
 Schema versions are ``MAJOR.MINOR``; prompt versions are ``MAJOR.MINOR[.PATCH]`` with a missing patch read
 as 0. Components compare as integers, so ``1.10`` is newer than ``1.2``.
@@ -47,7 +48,7 @@ class PromptVersion(NamedTuple):
 
 
 def schema_accepted(floor: SchemaVersion, declared: SchemaVersion) -> bool:
-    """Seed 000 §7.2: the exact floor or a newer minor in the same major line."""
+    """Version acceptance: the exact floor or a newer minor in the same major line."""
     return declared.major == floor.major and declared.minor >= floor.minor
 
 

@@ -100,7 +100,7 @@ def test_the_reask_names_what_was_wrong_and_continues_the_conversation() -> None
     assert f"- {invalid}" in reask
     assert "Respond again with your complete answer, only valid JSON matching this schema:" in reask
     assert "- `summary` (string)" in reask and "- `severity` (string): one of `critical`, `high`" in reask
-    assert "\u00e2\u20ac" not in reask and "\ufffd" not in reask  # no encoding damage from the seed
+    assert "\u00e2\u20ac" not in reask and "\ufffd" not in reask  # no encoding damage in the re-ask text
     assert [m.role for m in result.messages] == ["user", "assistant", "user", "assistant"]
 
 

@@ -1,4 +1,4 @@
-"""Rendering: pins, seed 000 §7.3 content, data-is-data, strictness, the sandbox, snapshots, caching."""
+"""Rendering: pins, the instructions every prompt gives, data-is-data, strictness, the sandbox, snapshots, caching."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``promptops compat``: schema compatibility commands (DESIGN.md §4, §6): ``diff`` and ``matrix``."""
+"""``promptops compat``: schema compatibility commands (docs/compat.md): ``diff`` and ``matrix``."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def matrix(project: Project, contract_name: str, output_format: str) -> int:
 
     Rows are the released schema versions as parser floors, columns the releases. A cell is "exact", "tolerant
     (CLASS)" (a newer minor read with the floor's schema, unknown properties ignored; CLASS is the computed
-    class of that schema change) or "rejected" (seed 000 §7.2: same major, minor >= floor). Exit codes: 0, or
+    class of that schema change) or "rejected" (same major, minor >= floor). Exit codes: 0, or
     3 when the contract or its lock cannot be read.
     """
     contract = project.contract(contract_name)

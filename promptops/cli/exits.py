@@ -1,4 +1,4 @@
-"""Exit codes shared by every command, following seed 003 §5.
+"""Exit codes shared by every command (the review gate's among them).
 
 0  success: accepted, clean, passed, or skipped
 1  warnings present and ``--strict-warnings`` was given

@@ -19,7 +19,7 @@ from promptops.files import read_input
 from promptops.merge import FORMATS, MergeOptions, ReviewerOutput, merge, to_markdown, to_result, to_sarif
 from promptops.versioning import PromptVersion, SchemaVersion
 
-# The contract merge writes its result in: seed 002's aggregator returns an AgentOutput.
+# The contract merge writes its result in: the agent-output aggregator returns an AgentOutput.
 RESULT_CONTRACT = "agent-output"
 _OUTPUT = re.compile(r"(?P<contract>[^=:]+)(?::(?P<tier>[^=]+))?=(?P<path>.+)\Z")
 

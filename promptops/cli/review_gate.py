@@ -1,7 +1,7 @@
-"""``promptops review-gate``: one verdict from a spec's review evidence (seed 003; README "Review gate").
+"""``promptops review-gate``: one verdict from a spec's review evidence (docs/review-gate.md).
 
 The adapter's whole job: read the flags and the reviewed repo's ``[tool.promptops.review-gate]`` table once,
-build the policy object, call the library and print. Exit codes are the result's (seed 003 §5); anything that
+build the policy object, call the library and print. Exit codes are the result's; anything that
 stops the review (bad repo, bad config, I/O) raises and ``promptops.cli.run`` exits 3 with one line.
 """
 
@@ -109,7 +109,7 @@ def review_gate(
 
 
 def load_topology(repo: Path) -> Topology:
-    """The evidence topology from ``repo``'s pyproject.toml; the seed's defaults when the table is absent."""
+    """The evidence topology from ``repo``'s pyproject.toml; the default topology when the table is absent."""
     if not repo.is_dir():
         what = "does not exist" if not repo.exists() else "is not a directory"
         raise ReviewGateError(f"repository {repo.as_posix()} {what}")

@@ -1,4 +1,4 @@
-"""``promptops validate``: run model responses through a contract's parser (DESIGN.md §6)."""
+"""``promptops validate``: run model responses through a contract's parser (docs/parser.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The semver class of a schema change (DESIGN.md §4), against one earlier version or a whole major line.
+"""The semver class of a schema change (docs/compat.md), against one earlier version or a whole major line.
 
 ``classify(old, new)`` compares two schemas; ``classify_against(history, new)`` compares the new schema with
 every earlier version of a major line and keeps the largest class, so a change that is minor against the
@@ -41,7 +41,7 @@ class Comparison:
         return tuple(d for d in self.differences if d.change is self.change)
 
     def to_json(self) -> dict[str, Any]:
-        """Exactly the ``promptops compat diff --format json`` object of DESIGN.md §6."""
+        """Exactly the ``promptops compat diff --format json`` object (docs/compat.md)."""
         return {
             "change": str(self.change),
             "backward_compatible": self.backward_compatible,

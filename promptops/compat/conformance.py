@@ -1,9 +1,9 @@
-"""Score the engine against peer registries' verdicts (``shared/conformance/compat-vectors.json``).
+"""Score the engine against peer registries' verdicts (a ``compat-vectors.json`` file).
 
 Each vector pairs an ``original`` (older) and ``updated`` (newer) schema with the backward verdict its source
 states and, for some, the forward verdict. Agreement is scored separately for each direction. ``DISPUTED``
 vectors (the source contradicts what a validator does) are reported but not scored. ``POLICY-DEPENDENT`` ones
-are scored against promptops' policy: a ``default`` never excuses a new required property (DESIGN.md §4), so
+are scored against promptops' policy: a ``default`` never excuses a new required property (docs/compat.md), so
 such a vector expects "backward incompatible"; ``format`` follows ``CompatPolicy.format_assertion`` (asserted:
 the source's verdict stands; ignored: no change either way). The vectors are read where they live, never
 copied; this module only takes them already decoded.

@@ -9,7 +9,7 @@ from typing import Any
 
 
 class Change(StrEnum):
-    """The semver class of a schema change (DESIGN.md §4), ordered patch < minor < major."""
+    """The semver class of a schema change (docs/compat.md), ordered patch < minor < major."""
 
     PATCH = "patch"
     MINOR = "minor"
@@ -120,7 +120,7 @@ class Difference:
 
     ``backward``: the new schema accepts every document the old one accepted, as far as this difference goes.
     ``forward``: the old schema accepts every document the new one accepts. ``forward_tolerant``: the same,
-    with the old schema reading tolerantly (unknown properties ignored, DESIGN.md §3.6).
+    with the old schema reading tolerantly (unknown properties ignored).
     """
 
     kind: Kind

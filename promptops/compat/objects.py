@@ -11,7 +11,7 @@ Names that no ``properties`` entry mentions are covered pattern by pattern, then
 Regex overlap is not computed, so a pattern present on one side only must agree with every schema the other
 side might apply to the same names (sufficient, not necessary).
 
-Tolerant reading (DESIGN.md §3.6): an old parser reading a newer minor ignores properties it does not know,
+Tolerant reading: an old parser reading a newer minor ignores properties it does not know,
 so everything under a name the old schema does not declare is forward compatible under that reading.
 """
 

@@ -15,7 +15,7 @@ class CompatPolicy:
     incompatible) and removing one a widening (forward incompatible). Compared as text, like ``pattern``.
     With ``False`` the engine ignores ``format`` entirely, as Confluent's registry does.
 
-    ``tolerate_unknown_enum_values``: whether the tolerant reading (DESIGN.md §3.6, an old parser reading a
+    ``tolerate_unknown_enum_values``: whether the tolerant reading (an old parser reading a
     newer minor) also accepts enum values it does not know. The promptops parser does not: an unknown enum
     value still drops the finding, so by default an added enum value is not forward compatible even under
     tolerant reading, and is a major change.

@@ -1,12 +1,12 @@
-"""The synthesizer (seed 004) and aggregator (seed 002): validate, filter, dedupe, rank, group.
+"""The synthesizer (reviewer-finding) and aggregator (agent-output): validate, filter, dedupe, rank, group.
 
 1. Each reviewer output is parsed with its own contract (or tier) and changed files; a rejected output
    contributes no findings and is reported as such.
-2. Report filters (seed 001) hold back findings below their threshold; each is listed with its reason.
+2. Report filters (e.g. code-review-findings') hold back findings below their threshold; each is listed with its reason.
 3. Every kept finding is put on the common scales of its contract's ``merge:`` section
    (``promptops.semantics``): a severity weight and a confidence in [0, 1].
 4. Duplicates are linked and merged (connected components, so the result does not depend on input order):
-   - *same id*: both contracts declare ``global_ids`` (seed 004: the id hashes file+line+description) and the
+   - *same id*: both contracts declare ``global_ids`` (reviewer-finding: the id hashes file+line+description) and the
      ids are equal, and so are the files; equal ids on different files are a collision, not one issue;
    - *same place, near-equal text*: same normalized file and same line (both absent counts as the same,
      so two file-wide findings on one file can merge) and a text similarity at or above the threshold

@@ -1,6 +1,6 @@
 """A merged report as a contract document (json), Markdown for people (md) and SARIF 2.1.0 (sarif).
 
-The JSON result is a document of the *target* contract (``promptops merge`` uses agent-output: seed 002's
+The JSON result is a document of the *target* contract (``promptops merge`` uses agent-output: its
 aggregator returns an AgentOutput), written through the target's field roles and ``merge:`` section, so it
 validates with that contract's parser. What the target has no field for travels as extra members, which the
 target must allow (agent-output does: Zod's default strips unknown keys, it does not reject them):

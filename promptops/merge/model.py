@@ -19,7 +19,7 @@ class ReviewerOutput:
 
     ``contract`` may be a tier of a contract (``Contract.tier("merge")``). ``policy`` defaults to the
     contract's; its pins are also the request's versions for contracts whose output declares none.
-    ``label`` names the reviewer when neither the output nor its findings do (seed 002 has no reviewer
+    ``label`` names the reviewer when neither the output nor its findings do (agent-output has no reviewer
     field; the CLI uses the file name).
     """
 
@@ -66,7 +66,7 @@ class SourceFinding:
 
     @property
     def score(self) -> float:
-        """Severity x confidence, both normalized (seed 004: "Ranks by severity x confidence product")."""
+        """Severity x confidence, both normalized (reviewer-finding: "Ranks by severity x confidence product")."""
         return self.weight * self.confidence
 
     def provenance(self) -> dict[str, Any]:

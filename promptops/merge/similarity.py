@@ -1,11 +1,11 @@
 """When two findings at the same place say the same thing: token-set overlap of their texts.
 
-Reviewer contracts word findings at different lengths: a five-word title (seed 001) against a two-sentence
-description (seed 004). Jaccard (shared / all tokens) punishes that length gap, so two findings about one SQL
-injection score low merely because one is longer. The overlap coefficient (Szymkiewicz-Simpson: shared tokens
-/ tokens of the shorter text) asks instead whether the shorter text is contained in the longer one; it is
-what rapidfuzz's ``token_set_ratio`` approximates, computed here on token sets with the standard library
-(a few hundred comparisons per merge do not justify a compiled dependency).
+Reviewer contracts word findings at different lengths: a five-word title (code-review-findings) against a
+two-sentence description (reviewer-finding). Jaccard (shared / all tokens) punishes that length gap, so two findings
+about one SQL injection score low merely because one is longer. The overlap coefficient (Szymkiewicz-Simpson: shared
+tokens / tokens of the shorter text) asks instead whether the shorter text is contained in the longer one; it is
+what rapidfuzz's ``token_set_ratio`` approximates, computed here on token sets with the standard library (a few
+hundred comparisons per merge do not justify a compiled dependency).
 
 Tokens: lowercase runs of letters, digits and ``_`` (so ``user_id`` stays one token), a trailing plural
 ``s`` removed from words longer than three letters (``users`` = ``user``), and a short list of English

@@ -2,7 +2,7 @@
 
 Rows are parser floors: one per released schema version P, standing for a parser configured with
 ``schema_floor: P`` that knows the schemas released up to P. Columns are the releases (prompt version and
-the schema R it targets). A cell applies seed 000 §7.2 (R accepted iff R.major == P.major and
+the schema R it targets). A cell applies version acceptance (R accepted iff R.major == P.major and
 R.minor >= P.minor) and says how the parser reads the response:
 
 - ``exact``: R is P;
@@ -109,7 +109,7 @@ def render_matrix_text(matrix: Matrix) -> str:
     first = max(len("parser"), *(len(label) for label, _ in rows))
     widths = [max(len(a), len(b), *(len(cells[i]) for _, cells in rows)) for i, (a, b) in enumerate(heads)]
     out = [
-        f"{matrix.contract}: which parser floors accept which releases (seed 000 §7.2: same major, minor >= floor)",
+        f"{matrix.contract}: which parser floors accept which releases (same major, minor >= floor)",
         "",
         "  " + "parser".ljust(first) + "  " + "  ".join(a.ljust(w) for (a, _), w in zip(heads, widths, strict=True)),
         "  " + "".ljust(first) + "  " + "  ".join(b.ljust(w) for (_, b), w in zip(heads, widths, strict=True)),

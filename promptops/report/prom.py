@@ -95,7 +95,7 @@ def _gauges(report: ContractReport) -> list[_Family]:
         "promptops_gate_verdict", "gauge", "Latest gate verdict of the rollout (1 for the current verdict, else 0)."
     )
     exit_code = _Family(
-        "promptops_gate_exit_code", "gauge", "Exit code of the latest gate (seed 003: 0 pass or warn, 2 fail or hold)."
+        "promptops_gate_exit_code", "gauge", "Exit code of the latest gate (0 pass or warn, 2 fail or hold)."
     )
     step = _Family("promptops_rollout_step", "gauge", "Index of the rollout's current step (0 is the first).")
     weight = _Family("promptops_rollout_candidate_weight", "gauge", "Share of units the candidate serves now (0 to 1).")

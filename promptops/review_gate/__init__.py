@@ -1,4 +1,4 @@
-"""Review gate (seed 003): turn a spec's review evidence into one verdict and exit code.
+"""Review gate: turn a spec's review evidence into one verdict and exit code.
 
 Usage::
 

@@ -1,7 +1,7 @@
-"""ConsensusJson evidence files (seed 003 §3): which file is chosen, and the subset of it we read.
+"""ConsensusJson evidence files: which file is chosen, and the subset of it we read.
 
 Selection is the lexicographic maximum of the file names matching ``spec-<stage_slug>_*.json`` (latest by
-naming convention, compared as Python strings, i.e. by code point). Parsing follows the seed's schema
+naming convention, compared as Python strings, i.e. by code point). Parsing follows the ConsensusJson schema
 exactly: every field optional (absent and ``null`` mean the same), unknown fields ignored, a present field
 of the wrong type is a parse failure, as a strict typed decoder would have it. Failures carry a one-line
 reason; the caller turns them into the advisory signal ``Failed to parse consensus file: {path}: {error}``.

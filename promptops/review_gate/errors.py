@@ -1,4 +1,4 @@
-"""The one error the review gate raises: a tool or infrastructure failure (seed 003 §5, exit 3).
+"""The one error the review gate raises: a tool or infrastructure failure (exit 3).
 
 Evidence problems never raise: a missing artifact is a Skipped verdict and an unparsable one an advisory
 signal. This error is for what stops the gate from looking at all (a repo that is not a directory, a broken

@@ -1,7 +1,7 @@
-"""Finding the evidence on disk (seed 003 §1, §3): the consensus candidates and the spec packet.
+"""Finding the evidence on disk: the consensus candidates and the spec packet.
 
 Paths go in and out repo-relative; the repo root is joined only to touch the file system, so every reference
-in a result is relative by construction (P0-C). A directory that does not exist means "no artifacts"; any
+in a result is relative by construction. A directory that does not exist means "no artifacts"; any
 other I/O error is a tool failure (:class:`ReviewGateError`, exit 3) because the gate cannot tell what is
 there.
 """

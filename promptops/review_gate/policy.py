@@ -1,7 +1,7 @@
 """The review policy: everything that shapes a verdict besides the evidence, as one value.
 
 Built once by an adapter (the CLI reads flags and pyproject.toml) and passed in the request; nothing below it
-reads the environment (seed 003 §6, P0-B). It is echoed in the result so a reader can tell why an exit code is
+reads the environment. It is echoed in the result so a reader can tell why an exit code is
 what it is.
 """
 

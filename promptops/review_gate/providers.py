@@ -1,6 +1,6 @@
 """The extension point for more evidence: signal providers.
 
-The review reads the consensus file the seed describes. A provider adds signals from other evidence of the
+The review reads the ConsensusJson consensus file. A provider adds signals from other evidence of the
 same checkpoint; promptops.review_gate.reviewers validates and merges reviewer outputs of promptops contracts beside
 the consensus files (issue 9, part 4) and reports a merged finding at the highest severity with high
 confidence as blocking. Provider signals go through the same resolution as consensus signals, so the

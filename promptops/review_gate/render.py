@@ -40,7 +40,7 @@ def render_text(result: ReviewResult) -> list[str]:
 
 
 def stderr_notice(result: ReviewResult) -> str | None:
-    """What goes to stderr whatever the format: the Skipped warning (seed §5), or the NotApplicable note."""
+    """What goes to stderr whatever the format: the Skipped warning, or the NotApplicable note."""
     if result.verdict is Verdict.SKIPPED:
         return _printable(f"warning: review skipped: {result.reason.message}")
     if result.verdict is Verdict.NOT_APPLICABLE:

@@ -24,7 +24,7 @@ RESULT_VERSION = 1
 
 @dataclass(frozen=True)
 class EvidenceRefs:
-    """Every place the review looked, repo-relative (P0-C). Empty for a stage with no review point."""
+    """Every place the review looked, repo-relative. Empty for a stage with no review point."""
 
     spec_packet: str | None = None  # docs/<SPEC-ID>, when it exists
     consensus_dir: str | None = None  # where spec-<stage>_*.json files are looked for (even if absent)
@@ -75,7 +75,7 @@ class ReviewResult:
     policy: ReviewPolicy
 
     def __post_init__(self) -> None:
-        # The seed's invariant, checked on every result however it was built.
+        # The resolution invariant, checked on every result however it was built.
         if self.resolution is Resolution.AUTO_APPLY and self.blocking_signals:
             raise ValueError("invariant violated: AutoApply with blocking signals (must be Escalate)")
 

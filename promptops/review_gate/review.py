@@ -1,4 +1,4 @@
-"""The review itself: one request in, one result out (seed 003 §1-§6).
+"""The review itself: one request in, one result out.
 
 ``review`` reads evidence files and nothing else: no environment, no printing, no exiting. Evidence problems
 become verdicts and signals; only an infrastructure failure raises (:class:`ReviewGateError`, exit 3).

@@ -1,8 +1,8 @@
-"""Review signals (seed 003 §4): what the evidence says, and whether it blocks.
+"""Review signals: what the evidence says, and whether it blocks.
 
 Conflicts block, each with the role inferred from the file's ``agent``; an ``error`` field and a parse failure
 are advisory and come from the System. The role vocabulary and its inference rule are promptops decisions (the
-seed only says "inferred from agent"): see :func:`infer_role`.
+format only says "inferred from agent"): see :func:`infer_role`.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ class ReviewSignal:
 def consensus_signals(record: ConsensusRecord, evidence_path: str) -> list[ReviewSignal]:
     """Signals from one parsed consensus file: one blocking Contradiction per conflict, then the error.
 
-    Every element of ``consensus.conflicts`` counts, even an empty string (the seed says one signal per
+    Every element of ``consensus.conflicts`` counts, even an empty string (one signal per
     conflict; a gate fails closed). ``error`` counts whenever it is a string, even an empty one ("present").
     """
     role = infer_role(record.agent)
@@ -140,7 +140,7 @@ def consensus_signals(record: ConsensusRecord, evidence_path: str) -> list[Revie
 
 
 def parse_failure_signal(evidence_path: str, error: str) -> ReviewSignal:
-    """The advisory signal for a consensus file that is not ConsensusJson (seed §3, exact text)."""
+    """The advisory signal for a consensus file that is not ConsensusJson (exact text)."""
     return ReviewSignal(
         kind=SignalKind.OTHER,
         severity=Severity.ADVISORY,

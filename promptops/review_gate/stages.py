@@ -1,4 +1,4 @@
-"""Stage to checkpoint mapping (seed 003 §2) and the file-name slug each checkpoint's evidence uses (§3)."""
+"""Stage to checkpoint mapping and the file-name slug each checkpoint's evidence uses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ SPECIFY_NOT_APPLICABLE_MESSAGE = "Run /speckit.status or review Plan"
 
 
 class Stage(StrEnum):
-    """A stage a user asks to review (the seed's spelling is the value)."""
+    """A stage a user asks to review (its documented spelling is the value)."""
 
     SPECIFY = "Specify"
     PLAN = "Plan"
@@ -40,7 +40,7 @@ class Checkpoint(StrEnum):
 
     @property
     def stage_slug(self) -> str:
-        """The ``<stage_slug>`` in ``spec-<stage_slug>_*.json`` (§3)."""
+        """The ``<stage_slug>`` in ``spec-<stage_slug>_*.json``."""
         return _SLUGS[self]
 
 
@@ -72,7 +72,7 @@ class StageResolution:
 
 
 def resolve_stage(stage: Stage) -> StageResolution:
-    """The seed §2 table, row for row."""
+    """The stage-to-checkpoint table (docs/review-gate.md), row for row."""
     return _TABLE[stage]
 
 

@@ -1,4 +1,4 @@
-"""Telemetry files (seed 003 §1): optional enrichment that never changes the resolution.
+"""Telemetry files: optional enrichment that never changes the resolution.
 
 Nothing here can fail the review: a missing directory means no telemetry, and an unreadable or malformed
 file is listed with its status and reason. Telemetry produces no signals either, because an advisory signal

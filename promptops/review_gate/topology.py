@@ -1,10 +1,10 @@
-"""Where evidence lives (seed 003 §1): the spec packet, consensus evidence and telemetry, as repo-relative
+"""Where evidence lives: the spec packet, consensus evidence and telemetry, as repo-relative
 paths.
 
-The defaults are the seed's constants. A repository may move them (the CLI reads
+The defaults are the documented locations (docs/review-gate.md). A repository may move them (the CLI reads
 ``[tool.promptops.review-gate]`` from its pyproject.toml); the library only ever sees the resulting
 :class:`Topology` value. Every path here is relative and free of ``..`` so that every evidence reference
-built from it stays inside the repo (P0-C).
+built from it stays inside the repo.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from promptops.review_gate.errors import ReviewGateError
 
 SPEC_PACKET_ROOT = "docs"
 EVIDENCE_ROOT = "docs/SPEC-OPS-004-integrated-coder-hooks/evidence"
-CONSENSUS_DIR = "consensus"  # legacy name retained (seed 003 §1)
+CONSENSUS_DIR = "consensus"  # legacy name retained
 COMMANDS_DIR = "commands"
 
 
@@ -77,7 +77,7 @@ def check_spec_id(spec_id: str) -> str:
 
 
 def is_repo_relative(path: str) -> bool:
-    """P0-C: no leading ``/``, no drive letter, no backslashes, no ``..`` segment."""
+    """Repo-relative: no leading ``/``, no drive letter, no backslashes, no ``..`` segment."""
     return (
         bool(path)
         and not path.startswith("/")

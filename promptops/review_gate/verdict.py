@@ -1,8 +1,8 @@
-"""Resolution, display verdict and exit code (seed 003 §4 invariant, §5 table).
+"""Resolution, display verdict and exit code (the invariant and the verdict table of docs/review-gate.md).
 
 Resolution is the gate decision: AutoApply or Escalate; it exists only when evidence was evaluated (None for
 Skipped and NotApplicable). The display verdict adds the skip and warning cases, and the exit code applies the
-policy's strict flags. NotApplicable (Specify) is a promptops addition the seed leaves open: exit 0 always,
+policy's strict flags. NotApplicable (Specify) is a promptops addition: exit 0 always,
 because the stage has no review point, so nothing is missing and nothing failed.
 """
 
@@ -64,7 +64,7 @@ def enforce_invariant(resolution: Resolution, signals: Sequence[ReviewSignal]) -
 
 
 def display_verdict(resolution: Resolution | None, signals: Sequence[ReviewSignal]) -> Verdict:
-    """The §5 table; ``resolution`` None means no artifacts were collected (Skipped)."""
+    """The verdict table; ``resolution`` None means no artifacts were collected (Skipped)."""
     if resolution is None:
         return Verdict.SKIPPED
     if resolution is Resolution.ESCALATE:

@@ -1,4 +1,4 @@
-"""Sticky, monotone traffic assignment (DESIGN.md §5).
+"""Sticky, monotone traffic assignment (docs/rollouts.md, Assignment).
 
 ``bucket = sha256(salt + "." + unit)`` mapped to [0, 1); the candidate serves a unit when its bucket is below
 the current weight. A unit keeps its bucket for the whole rollout (the salt is fixed), so it keeps its arm

@@ -1,10 +1,10 @@
-"""The rollout gate: per-response rates of the current step against the plan's SLOs (DESIGN.md §5).
+"""The rollout gate: per-response rates of the current step against the plan's SLOs (docs/rollouts.md).
 
 ``read_window`` runs one grouped query over the store's ``response_indicators`` view; ``evaluate`` is pure:
 counts, readiness and the clock in, a ``GateResult`` out. Each critical metric is judged on the candidate arm
 with a one-sided Wilson bound at the plan's alpha (fail when the lower bound exceeds the SLO, pass when the
 upper bound is within it with at least ``ceil(ln(alpha)/ln(1-SLO))`` responses, otherwise inconclusive), and,
-with a margin, on Newcombe's interval for candidate minus baseline. Verdicts and exit codes follow seed 003.
+with a margin, on Newcombe's interval for candidate minus baseline. Verdicts and exit codes follow the review gate's.
 """
 
 from __future__ import annotations
@@ -307,7 +307,7 @@ def evaluate(
 
 
 def exit_code(verdict: Verdict, *, strict_warnings: bool = False, strict_artifacts: bool = False) -> int:
-    """Seed 003 §5: Passed 0; PassedWithWarnings 0 (1 strict); Failed/Escalate 2; Skipped 0 (2 strict)."""
+    """As the review gate's: Passed 0; PassedWithWarnings 0 (1 strict); Failed/Escalate 2; Skipped 0 (2 strict)."""
     if verdict in (Verdict.FAILED, Verdict.ESCALATE):
         return 2
     if verdict == Verdict.PASSED_WITH_WARNINGS:

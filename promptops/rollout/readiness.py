@@ -1,9 +1,9 @@
-"""Is the parser ready for the candidate? The first stage of every rollout (seed 000 §7.4: parser first).
+"""Is the parser ready for the candidate? The first stage of every rollout (the parser ships before the prompt).
 
 Ready means: both arms' prompt versions are released (the release lock) with the schema each arm targets, the
-contract's parser floor accepts both schema versions (seed 000 §7.2), the candidate's schema is no major change
-from the baseline's (the compatibility checker), and no candidate response in the store was rejected for its
-version. Each unmet condition is one sentence in ``Readiness.problems``.
+contract's parser floor accepts both schema versions (same major, minor >= floor), the candidate's schema is no
+major change from the baseline's (the compatibility checker), and no candidate response in the store was rejected
+for its version. Each unmet condition is one sentence in ``Readiness.problems``.
 
 The schema class is a property of the two locked schema files, so it is computed at the parser stage, where
 the issue of readiness is decided; later steps re-check the lock, the floor and the store, which can change.

@@ -1,4 +1,4 @@
-"""The statistics behind rollout gates (DESIGN.md §5; research note "Recommended gate design").
+"""The statistics behind rollout gates (docs/rollouts.md, The statistics).
 
 Gates judge per-response Bernoulli indicators (a response had a dropped finding, was rejected for its version,
 had a coercion). Everything here is closed-form with the standard library: Wilson score bounds for one arm,

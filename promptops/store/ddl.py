@@ -153,7 +153,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "traces of the re-ask loop; batches count their trace steps",
         (
-            # One row per attempt of promptops.reask (a TraceStep): seed 002's {agent, started_at, finished_at,
+            # One row per attempt of promptops.reask (a TraceStep): agent-output's {agent, started_at, finished_at,
             # tokens_used, status} plus what per-version retry rates need. (run_id, attempt) identifies a step;
             # run_hash (64 bits of md5 of run_id) keeps the duplicate check as cheap as responses' id_hash.
             """CREATE TABLE IF NOT EXISTS traces (
@@ -286,7 +286,7 @@ def _sql_list(codes: frozenset[Code]) -> str:
 
 
 # The rate definitions (docs/store.md). Every per-response indicator is a Bernoulli outcome over
-# all responses, as the rollout gate counts them (DESIGN.md §5).
+# all responses, as the rollout gate counts them (docs/rollouts.md).
 VIEWS: tuple[str, ...] = (
     """CREATE OR REPLACE VIEW response_indicators AS
     SELECT response_id, ts, CAST(ts AS DATE) AS day, contract, rollout_id, arm, unit, model,

@@ -1,4 +1,4 @@
-"""Response logs (DESIGN.md §6): finding the segments, reading their lines, decoding each record.
+"""Response logs (the record format in docs/store.md): finding the segments, reading their lines, decoding each record.
 
 A log is a ``.jsonl`` file, a ``.jsonl.gz`` file, or a directory whose ``*.jsonl`` and ``*.jsonl.gz`` files
 (recursively, hidden ones skipped) are its segments, read in path order. Reading streams fixed-size chunks and

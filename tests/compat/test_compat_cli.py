@@ -1,4 +1,4 @@
-"""``promptops compat diff``: the DESIGN.md §6 JSON, readable text, and exit codes."""
+"""``promptops compat diff``: the JSON of docs/compat.md, readable text, and exit codes."""
 
 from __future__ import annotations
 

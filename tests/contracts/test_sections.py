@@ -1,5 +1,6 @@
 """contract.yaml sections beyond parsing: tiers, the report filter and merge semantics. Broken sections stop
-loading with one line naming the file and key; the seed 001 report filter decides as the seed says."""
+loading with one line naming the file and key; the code-review-findings report filter decides as
+its format says."""
 
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ def _finding(severity: str, confidence: Any) -> dict[str, Any]:
     return {"severity": severity, "confidence": confidence, "title": f"{severity} at {confidence}"}
 
 
-# Seed 001 _meta.confidence_thresholds: report at 75 or 100; a P0 already at 50.
+# code-review-findings' _meta.confidence_thresholds: report at 75 or 100; a P0 already at 50.
 FILTER_TABLE = [
     ("P0", 0, False),
     ("P0", 25, False),

@@ -18,14 +18,14 @@ CONTRACTS: dict[str, Contract] = {
 def rf(
     id_: str, severity: str, confidence: float, file: str, line: int | None, text: str, **extra: Any
 ) -> dict[str, Any]:
-    """A seed 004 finding."""
+    """A reviewer-finding finding."""
     out: dict[str, Any] = {"id": id_, "reviewer": extra.pop("reviewer", "security-reviewer"), "severity": severity}
     out |= {"file": file, **({"line": line} if line is not None else {}), "description": text, "confidence": confidence}
     return out | extra
 
 
 def crf(severity: str, confidence: int, file: str, line: int, title: str, **extra: Any) -> dict[str, Any]:
-    """A seed 001 finding (detail tier)."""
+    """A code-review-findings finding (detail tier)."""
     return {
         "title": title,
         "severity": severity,
@@ -44,7 +44,7 @@ def crf(severity: str, confidence: int, file: str, line: int, title: str, **extr
 def ao(
     id_: str, severity: str, title: str, message: str, file: str | None = None, line: int | None = None
 ) -> dict[str, Any]:
-    """A seed 002 finding."""
+    """An agent-output finding."""
     out: dict[str, Any] = {"id": id_, "title": title, "severity": severity, "category": "correctness"}
     if file is not None:
         out["file"] = file
@@ -54,7 +54,7 @@ def ao(
 
 
 def rr(id_: str, severity: str, file: str, line: int, title: str, confidence: str | None = None) -> dict[str, Any]:
-    """A seed 000 finding."""
+    """A review-result finding."""
     out = {"id": id_, "severity": severity, "category": "security", "title": title, "file": file, "line": line}
     out["message"] = f"{title}, in detail."
     if confidence is not None:

@@ -38,7 +38,7 @@ def _ranking_outputs() -> list:  # type: ignore[type-arg]
     by_contract: dict[str, list] = {}  # type: ignore[type-arg]
     for _, contract, finding, *_ in RANKING:
         by_contract.setdefault(contract, []).append(finding)
-    # Two findings the seed 001 report filter holds back: P1 at 50 and P0 at 25.
+    # Two findings the code-review-findings report filter holds back: P1 at 50 and P0 at 25.
     by_contract["code-review-findings"] += [
         crf("P1", 50, "src/e.py", 10, "Kilo"),
         crf("P0", 25, "src/e.py", 11, "Lima"),
@@ -130,7 +130,7 @@ def test_duplicates_across_reviewers_and_contracts_collapse_with_provenance() ->
     assert {(s.contract, s.reviewer) for s in sql.sources} == {
         ("reviewer-finding", "security-reviewer"),
         ("code-review-findings", "security"),
-        ("agent-output", "sec"),  # seed 002 names no reviewer: the file's name
+        ("agent-output", "sec"),  # agent-output names no reviewer: the file's name
         ("review-result", "rr"),
         ("reviewer-finding", "data-reviewer"),  # same global id h-1, same file, other line
     }

@@ -192,7 +192,7 @@ def test_unreadable_telemetry_is_listed_not_fatal(tmp_path: Path) -> None:
     ]
 
 
-# --- P0-C: the same bytes however the repo is named -----------------------------------------------
+# --- repo-relative: the same bytes however the repo is named --------------------------------------
 
 
 def test_json_is_the_same_for_relative_and_absolute_repo_paths(

@@ -41,7 +41,7 @@ def test_cli_prints_the_library_json(case: Case, capsys: pytest.CaptureFixture[s
     out, err = capsys.readouterr()
     assert code == case.exit_code
     assert out == library + "\n"
-    # Skipped warns on stderr (seed §5), NotApplicable explains itself there; nothing else writes to stderr.
+    # Skipped warns on stderr, NotApplicable explains itself there; nothing else writes to stderr.
     if case.verdict == "Skipped":
         assert err.startswith("promptops: warning: review skipped: No consensus artifacts match")
     elif case.verdict == "NotApplicable":

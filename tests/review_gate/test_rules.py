@@ -1,4 +1,4 @@
-"""The seed's rules one by one: stages, selection, parsing, roles, signals, verdicts, topology."""
+"""The review gate's rules one by one: stages, selection, parsing, roles, signals, verdicts, topology."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from promptops.review_gate.verdict import (
     resolve,
 )
 
-# --- §2 stage to checkpoint -----------------------------------------------------------------------
+# --- stage to checkpoint --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_stage_names_are_case_insensitive() -> None:
         Stage.parse("review")
 
 
-# --- §3 file selection ----------------------------------------------------------------------------
+# --- file selection -------------------------------------------------------------------------------
 
 
 def test_selection_is_the_lexicographic_max_of_matching_names() -> None:
@@ -108,7 +108,7 @@ def test_selection_ignores_order_and_picks_the_max(names: list[str]) -> None:
     assert select_latest(list(reversed(names)), "plan") == expected
 
 
-# --- §3 ConsensusJson parsing ---------------------------------------------------------------------
+# --- ConsensusJson parsing ------------------------------------------------------------------------
 
 
 def _parse(document: Any) -> ConsensusRecord:
@@ -167,7 +167,7 @@ def test_a_repeated_unknown_field_is_not_a_failure() -> None:
     assert parse_consensus(b'{"note": 1, "note": 2, "agent": "a"}').agent == "a"
 
 
-# --- §4 signals -----------------------------------------------------------------------------------
+# --- signals --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -216,7 +216,7 @@ def test_signals_refuse_absolute_evidence_paths() -> None:
         parse_failure_signal("/abs/spec-plan_a.json", "x")
 
 
-# --- §4 invariant, §5 verdicts and exit codes -----------------------------------------------------
+# --- invariant, verdicts and exit codes -----------------------------------------------------------
 
 _BLOCK = ReviewSignal(SignalKind.CONTRADICTION, Severity.BLOCK, Origin.ROLE, "c", role=Role.UNKNOWN)
 _ADVISE = ReviewSignal(SignalKind.OTHER, Severity.ADVISORY, Origin.SYSTEM, "e")
@@ -276,7 +276,7 @@ def test_exit_code_table(verdict: Verdict, strict_warnings: bool, strict_artifac
     assert code in {exits.OK, exits.WARNINGS, exits.FAILED}  # the library's numbers are the CLI's
 
 
-# --- §1 topology and P0-C -------------------------------------------------------------------------
+# --- topology, repo-relative ----------------------------------------------------------------------
 
 
 def test_topology_defaults_are_the_seed_constants() -> None:

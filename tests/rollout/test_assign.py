@@ -1,4 +1,4 @@
-"""Sticky, monotone assignment (DESIGN.md §5)."""
+"""Sticky, monotone assignment (docs/rollouts.md, Assignment)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every row of the verdict and exit-code table (seed 003 §5, DESIGN.md §5), on the pure gate."""
+"""Every row of the verdict and exit-code table (docs/rollouts.md), on the pure gate."""
 
 from __future__ import annotations
 

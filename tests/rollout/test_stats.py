@@ -1,4 +1,4 @@
-"""Gate statistics against published values and the research note's figures."""
+"""Gate statistics against published values and reference figures."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The seed 001, 002 and 004 contracts: each seed's own example round-trips through the real ``promptops
-validate``, and the transcription choices (anchors, optional file/line, closed objects, tiers) hold."""
+"""The code-review-findings, agent-output and reviewer-finding contracts: each format's own example round-trips
+through the real ``promptops validate``, and the transcription choices (anchors, optional file/line, closed objects,
+tiers) hold."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def validate(cli: Cli, tmp_path: Path, contract: str, document: Any, *args: str)
 
 
 @pytest.mark.parametrize("contract", ["reviewer-finding", "agent-output", "code-review-findings"])
-def test_the_seed_example_round_trips(cli: Cli, tmp_path: Path, contract: str) -> None:
+def test_the_format_example_round_trips(cli: Cli, tmp_path: Path, contract: str) -> None:
     document = example(contract)
     code, out = validate(cli, tmp_path, contract, document)
     assert (code, out["outcome"], out["diagnostics"]) == (0, "accepted", [])
@@ -57,7 +58,7 @@ def test_the_seed_example_round_trips(cli: Cli, tmp_path: Path, contract: str) -
         ("75", False, "invalid_field"),
     ],
 )
-def test_seed_001_confidence_is_an_anchor(
+def test_code_review_findings_confidence_is_an_anchor(
     cli: Cli, tmp_path: Path, confidence: Any, kept: bool, code: str | None
 ) -> None:
     document = example("code-review-findings")
@@ -185,7 +186,7 @@ def test_number_lines_are_read_as_line_numbers(
         ("code-review-findings", {"suggested_fix": "null"}, []),
         ("code-review-findings", {"severity": "p0"}, ["invalid_enum"]),
         ("code-review-findings", {"title": "x" * 101}, ["invalid_field"]),
-        ("code-review-findings", {"notes": "extra"}, []),  # the seed leaves its objects open
+        ("code-review-findings", {"notes": "extra"}, []),  # the format leaves its objects open
     ],
 )
 def test_transcription_choices(contract: str, edit: dict[str, Any], codes: list[str]) -> None:
