@@ -247,7 +247,8 @@ def _argv(rng: random.Random, work: Path) -> list[str]:
     return argv
 
 
-def test_bad_flags(work: Path) -> None:
+def test_bad_flags(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(work)  # a relative --output ("-", "json") is written where the command runs, not in the checkout
     rng = random.Random(SEED + 5)
     seen: Counter_ = {}
     for index in range(600 * SCALE):
