@@ -28,6 +28,7 @@ DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, U
 
 _strip = str.strip
 _chain = itertools.chain.from_iterable
+_to_builtins = msgspec.to_builtins
 
 
 class _Inexpressible(Exception):
@@ -79,12 +80,13 @@ class TypedShape:
         strings = itertools.chain(self._top_strings(obj), _chain(map(self._item_strings, items)))
         return self._written(strings, items, changed) and not may_have_duplicates(data, obj)
 
-    def _written(self, strings: Iterable[Any], items: list[Any], changed: ChangedFiles) -> bool:
-        """No end line before its line, no free string with whitespace at an edge, every finding in place."""
+    def _written(self, strings: Iterable[Any], items: list[Any], changed: ChangedFiles, ids: bool = True) -> bool:
+        """No end line before its line, no free string with whitespace at an edge, every finding in place (and,
+        with ``ids``, no two findings sharing an id)."""
         if self._line_order is not None and not self._line_order(items):
             return False
         present = tuple(filter(None, strings))
-        return tuple(map(_strip, present)) == present and self.in_place(items, changed)
+        return tuple(map(_strip, present)) == present and self.in_place(items, changed, ids)
 
     @classmethod
     def build(cls, contract: Contract, shape: OutputShape) -> TypedShape | None:
@@ -94,23 +96,34 @@ class TypedShape:
         except (_Inexpressible, TypeError):
             return None
 
-    def in_place(self, items: list[Any], changed: ChangedFiles) -> bool:
-        """Every finding names a changed file exactly as written, and no two share an id."""
+    def in_place(self, items: list[Any], changed: ChangedFiles, ids: bool = True) -> bool:
+        """Every finding names a changed file exactly as written, and (with ``ids``) no two share an id."""
         if self._path is not None:
             located: Iterable[Any] = map(self._path, items)
             if self._path_optional:
                 located = filter(_is_set, located)
             if not all(map(changed.written(self._plain_paths).__contains__, located)):
                 return False
-        return self._id is None or len(set(map(self._id, items))) == len(items)
+        return not ids or self._id is None or len(set(map(self._id, items))) == len(items)
 
-    def as_written(self, item: dict[str, Any], changed: ChangedFiles) -> bool:
-        """One decoded finding passes every rule as written: no coercion, no drop, no note."""
+    def as_written(self, items: list[Any], changed: ChangedFiles) -> list[dict[str, Any] | None]:
+        """For each decoded finding, its result (members in schema order) when it passes every rule as written
+        (no coercion, no drop, no note), else None. The rules are checked on all the findings the Structs take
+        at once, and one by one only when some finding fails them."""
+        structs = list(map(self._struct_of, items))
+        taken = [struct for struct in structs if struct is not None]
+        if not self._written(_chain(map(self._item_strings, taken)), taken, changed, ids=False):
+            structs = [
+                s if s is not None and self._written(self._item_strings(s), [s], changed, False) else None
+                for s in structs
+            ]
+        return [None if struct is None else _to_builtins(struct) for struct in structs]
+
+    def _struct_of(self, item: Any) -> Any:
         try:
-            struct = msgspec.convert(item, self.item_type)
+            return msgspec.convert(item, self.item_type)
         except DECODE_ERRORS:
-            return False
-        return self._written(self._item_strings(struct), [struct], changed)
+            return None
 
 
 def _strings(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> Callable[[Any], Iterable[Any]]:
