@@ -28,13 +28,19 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
-def _may_have_duplicates(span: str, value: Any) -> bool:
-    """Cheap test: each member of a JSON text contributes one ':' outside strings.
+def may_have_duplicates(span: str | bytes, value: Any) -> bool:
+    """Cheap test, shared by both paths: each member of a JSON text contributes one ':' outside strings.
 
-    The canonical encoding of the decoded value has the same colons inside strings, so the counts differ
-    exactly when members were lost to repeated keys (unless a colon was written as an escape).
+    The canonical encoding of the decoded value (plain or msgspec Structs) has the same colons inside strings, so
+    the counts differ exactly when members were lost to repeated keys (unless a colon was written as an escape,
+    which answers "maybe").
     """
-    return "\\u003" in span or span.count(":") != msgspec.json.encode(value).count(b":")
+    if isinstance(span, str):
+        return "\\u003" in span or span.count(":") != _encode(value).count(b":")
+    return (b"\\" in span and b"\\u003" in span) or span.count(b":") != _encode(value).count(b":")
+
+
+_encode = msgspec.json.Encoder().encode
 
 
 def _shadow(span: str) -> Any:
@@ -48,7 +54,7 @@ def _zero(_: str) -> int:
 
 def first_duplicate_in(span: str, value: Any, base: str) -> str | None:
     """The path (from ``base``) of the first repeated key in ``span``, the strict JSON text of ``value``."""
-    if not _may_have_duplicates(span, value):
+    if not may_have_duplicates(span, value):
         return None
     return _first_repeat(_shadow(span), base)
 
@@ -69,7 +75,7 @@ def _first_repeat(node: Any, base: str) -> str | None:
 def duplicates_in(value: Any, span: str, items_field: str) -> tuple[list[str], dict[str, str], dict[int, str]] | None:
     """For a top-level object ``value`` decoded from ``span``: its repeated keys, each member's first nested
     repeat (by key) and each finding's (by index); None when nothing is repeated (or it is no object)."""
-    if not isinstance(value, dict) or not _may_have_duplicates(span, value):
+    if not isinstance(value, dict) or not may_have_duplicates(span, value):
         return None
     shadow = _shadow(span)
     top = list(shadow.repeated) if isinstance(shadow, _Repeated) else []

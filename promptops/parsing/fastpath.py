@@ -23,7 +23,6 @@ from promptops.parsing.versions import VersionGate
 from promptops.versioning import PromptVersion, SchemaVersion
 
 _VERSION_CACHE_LIMIT = 4096  # declarations come from model output: keep the cache bounded
-_ESCAPED_COLON = b"\\u003"  # "\u003a" decodes to ':' without counting as one in the raw text
 
 
 class FastPath:
@@ -49,8 +48,6 @@ class FastPath:
         self, data: bytes, changed: ChangedFiles, request_versions: tuple[str, str] | None
     ) -> ParseOutcome | None:
         """The outcome of a clean response (the diagnostic path's, exactly), else None."""
-        if b"\\" in data and _ESCAPED_COLON in data:  # one byte is searched faster than five
-            return None
         try:
             obj = self._decode(data)
         except DECODE_ERRORS:
@@ -67,17 +64,12 @@ class FastPath:
             return None
         items = self._items_of(obj)
         typed = self._typed
-        if len(items) > self._max_findings or not typed.clean(obj, items, data, changed, self._colons(versions)):
+        if len(items) > self._max_findings or not typed.clean(obj, items, data, changed):
             return None
         may_nest = self._count_always or (typed.top_open is not None and any(typed.top_open(obj)))
         if may_nest and data.count(b"{") + data.count(b"[") > self._max_depth:
             return None
         return ParseOutcome.clean([], obj, versions, len(items))
-
-    def _colons(self, versions: tuple[str, str]) -> int:
-        """The colons of the declarations the output holds (none when the request gives them)."""
-        fields = self._contract.versions
-        return 0 if fields.schema is None else versions[0].count(":") + versions[1].count(":")
 
     def versions_ok(self, versions: tuple[Any, Any]) -> bool:
         known = self._versions_ok.get(versions)

@@ -3,7 +3,8 @@
 Each finding is kept (possibly coerced) or dropped with its first fault, in a fixed order (a repeated key, then
 missing and unknown fields, then the fields in rank order: type, other constraints, enum, line; then the end line
 before the line, then reconciliation), never failing the response. A finding that the Struct of its schema takes as
-written (typed.TypedShape.as_written) is kept as written without field-by-field checks: the same rules, generated.
+written (typed.TypedShape.as_written, all the findings at once) is kept as written without field-by-field checks:
+the same rules, generated.
 """
 
 from __future__ import annotations
@@ -51,10 +52,10 @@ class Findings:
     ) -> tuple[list[Any], tuple[int, int]]:
         """The kept findings and the (seen, coerced) counts; diagnostics appended to ``diags``."""
         typed = self._typed.get(shape.version)
-        rules = shape.item.properties
         kept: list[Any] = []
         kept_ids: list[tuple[int, str | None]] = []
         coerced = 0
+        written = typed.as_written(items, changed) if typed is not None else [None] * len(items)
         for index, item in enumerate(items):
             finding_id = _finding_id(item, self._id_field)
             base = paths.element(self._items_path, index)
@@ -68,8 +69,9 @@ class Findings:
                     _drop(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once", index, finding_id)
                 )
                 continue
-            if typed is not None and typed.as_written(item, changed):
-                kept.append(_schema_ordered(item, rules))
+            as_written = written[index]
+            if as_written is not None:
+                kept.append(as_written)
                 kept_ids.append((index, finding_id))
                 continue
             applied: list[Coercion] = []

@@ -19,15 +19,16 @@ from typing import Annotated, Any, Literal, Union
 import msgspec
 
 from promptops.contract import Contract
+from promptops.parsing.duplicates import may_have_duplicates
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 
 UNSET = msgspec.UNSET
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError, ValueError)
-encode = msgspec.json.Encoder().encode
 
 _strip = str.strip
 _chain = itertools.chain.from_iterable
+_to_builtins = msgspec.to_builtins
 
 
 class _Inexpressible(Exception):
@@ -42,7 +43,7 @@ class TypedShape:
         roles = contract.roles
         line_fields = {name for name in (roles.line, roles.end_line) if name is not None}
         line_pair = (roles.line, roles.end_line) if roles.line and roles.end_line else None
-        self.item_type, item_names = _struct("Finding", shape.item, line_fields, line_pair=line_pair)
+        self.item_type, item_names = _struct("Finding", shape.item, line_fields)
         # Version fields are plain strings here: the fast path checks each distinct declaration once, with the
         # diagnostic path's own rules (FastPath.versions_ok).
         version_fields = {name for name in (contract.versions.schema, contract.versions.prompt) if name}
@@ -65,36 +66,27 @@ class TypedShape:
         # fields are checked with the versions), alone or in arrays.
         self._top_strings = _strings(shape.top, top_names, {contract.items, *version_fields})
         self._item_strings = _strings(shape.item, item_names, set())
-        # For the member count: every field of a finding and of the top level, and the open objects (whose
-        # members are counted by encoding them, as is everything when some schema text holds a colon).
-        self._item_fields = _tuple_getter(list(item_names.values()))
-        self._top_fields = _tuple_getter(list(top_names.values()))
-        self._item_width, self._top_width = len(item_names), len(top_names)
         top_open = [top_names[n] for n, r in shape.top.properties.items() if r.open_object]
         self.top_open = _tuple_getter(top_open) if top_open else None
-        texts = [*shape.top.properties, *shape.item.properties]
-        texts += [v for r in (*shape.top.properties.values(), *shape.item.properties.values()) for v in r.enum or ()]
-        self._countable = not self.item_open and not any(":" in v for v in texts if isinstance(v, str))
+        self._line_order = (
+            _line_order(item_names[line_pair[0]], item_names[line_pair[1]])
+            if line_pair is not None and all(n in item_names for n in line_pair)
+            else None
+        )
 
-    def clean(self, obj: Any, items: list[Any], data: bytes, changed: ChangedFiles, colons: int) -> bool:
-        """A decoded response is clean as written: no free string with whitespace at an edge, every finding in
-        place, no repeated key (``data``, the text it was decoded from, has no escaped colon; ``colons``: those
-        of the version declarations)."""
-        strings = _chain(map(self._item_strings, items))
-        present = tuple(filter(None, itertools.chain(self._top_strings(obj), strings)))
-        if tuple(map(_strip, present)) != present:  # strip returns the same object when nothing changes
+    def clean(self, obj: Any, items: list[Any], data: bytes, changed: ChangedFiles) -> bool:
+        """A decoded response is clean as written: its findings pass ``_written`` and no key is repeated (``data``
+        is the text it was decoded from)."""
+        strings = itertools.chain(self._top_strings(obj), _chain(map(self._item_strings, items)))
+        return self._written(strings, items, changed) and not may_have_duplicates(data, obj)
+
+    def _written(self, strings: Iterable[Any], items: list[Any], changed: ChangedFiles, ids: bool = True) -> bool:
+        """No end line before its line, no free string with whitespace at an edge, every finding in place (and,
+        with ``ids``, no two findings sharing an id)."""
+        if self._line_order is not None and not self._line_order(items):
             return False
-        if not self.in_place(items, changed):
-            return False
-        # Each member of a JSON text has one ':' outside strings, and the strings' own colons are those decoded:
-        # fewer colons than the text's means a repeated key lost a member.
-        if self._countable and (self.top_open is None or not any(self.top_open(obj))):
-            unset = sum(map(_count_unset, map(self._item_fields, items)))
-            members = len(items) * self._item_width + self._top_width - self._top_fields(obj).count(UNSET) - unset
-            expected = members + "".join(present).count(":") + colons
-        else:
-            expected = encode(obj).count(b":")
-        return bool(expected == data.count(b":"))
+        present = tuple(filter(None, strings))
+        return tuple(map(_strip, present)) == present and self.in_place(items, changed, ids)
 
     @classmethod
     def build(cls, contract: Contract, shape: OutputShape) -> TypedShape | None:
@@ -104,24 +96,34 @@ class TypedShape:
         except (_Inexpressible, TypeError):
             return None
 
-    def in_place(self, items: list[Any], changed: ChangedFiles) -> bool:
-        """Every finding names a changed file exactly as written, and no two share an id."""
+    def in_place(self, items: list[Any], changed: ChangedFiles, ids: bool = True) -> bool:
+        """Every finding names a changed file exactly as written, and (with ``ids``) no two share an id."""
         if self._path is not None:
             located: Iterable[Any] = map(self._path, items)
             if self._path_optional:
                 located = filter(_is_set, located)
             if not all(map(changed.written(self._plain_paths).__contains__, located)):
                 return False
-        return self._id is None or len(set(map(self._id, items))) == len(items)
+        return not ids or self._id is None or len(set(map(self._id, items))) == len(items)
 
-    def as_written(self, item: dict[str, Any], changed: ChangedFiles) -> bool:
-        """One decoded finding passes every rule as written: no coercion, no drop, no note."""
+    def as_written(self, items: list[Any], changed: ChangedFiles) -> list[dict[str, Any] | None]:
+        """For each decoded finding, its result (members in schema order) when it passes every rule as written
+        (no coercion, no drop, no note), else None. The rules are checked on all the findings the Structs take
+        at once, and one by one only when some finding fails them."""
+        structs = list(map(self._struct_of, items))
+        taken = [struct for struct in structs if struct is not None]
+        if not self._written(_chain(map(self._item_strings, taken)), taken, changed, ids=False):
+            structs = [
+                s if s is not None and self._written(self._item_strings(s), [s], changed, False) else None
+                for s in structs
+            ]
+        return [None if struct is None else _to_builtins(struct) for struct in structs]
+
+    def _struct_of(self, item: Any) -> Any:
         try:
-            struct = msgspec.convert(item, self.item_type)
+            return msgspec.convert(item, self.item_type)
         except DECODE_ERRORS:
-            return False
-        present = tuple(filter(None, self._item_strings(struct)))
-        return tuple(map(_strip, present)) == present and self.in_place([struct], changed)
+            return None
 
 
 def _strings(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> Callable[[Any], Iterable[Any]]:
@@ -165,9 +167,6 @@ def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     return operator.attrgetter(*names)
 
 
-_count_unset = operator.methodcaller("count", UNSET)
-
-
 def _nothing(_: Any) -> tuple[()]:
     return ()
 
@@ -202,7 +201,6 @@ def _struct(
     line_fields: set[str],
     items: tuple[str, Any] | None = None,
     plain_strings: set[str] | frozenset[str] = frozenset(),
-    line_pair: tuple[str, str] | None = None,
 ) -> tuple[Any, dict[str, str]]:
     if shape.additional:
         raise _Inexpressible(f"{name}: open objects keep unknown members the Struct would drop")
@@ -223,9 +221,6 @@ def _struct(
             fields.append((attr_name, kind))
         else:
             fields.append((attr_name, _union_of([kind, msgspec.UnsetType]), UNSET))
-    namespace = {}
-    if line_pair is not None and all(n in names for n in line_pair):
-        namespace["__post_init__"] = _line_order(names[line_pair[0]], names[line_pair[1]])
     struct = msgspec.defstruct(
         name,
         fields,
@@ -233,21 +228,23 @@ def _struct(
         kw_only=True,
         forbid_unknown_fields=True,
         gc=False,
-        namespace=namespace,
     )
     return struct, names
 
 
-def _line_order(line: str, end_line: str) -> Callable[[Any], None]:
-    """``__post_init__`` of a finding: an end line before its line is refused (a ValidationError)."""
+def _line_order(line: str, end_line: str) -> Callable[[list[Any]], bool]:
+    """No finding of a list ends before its line. Most findings give no end line: those lists are passed over
+    in C, the others compared one by one."""
     line_of, end_of = operator.attrgetter(line), operator.attrgetter(end_line)
 
-    def check(self: Any) -> None:
-        start, end = line_of(self), end_of(self)
-        if start is not UNSET and end is not UNSET and end < start:
-            raise ValueError("end line before line")
+    def in_order(items: list[Any]) -> bool:
+        ends = list(map(end_of, items))
+        if ends.count(UNSET) == len(ends):
+            return True
+        pairs = zip(ends, map(line_of, items), strict=True)
+        return not any(end is not UNSET and start is not UNSET and end < start for end, start in pairs)
 
-    return check
+    return in_order
 
 
 def _line_type(rule: FieldRule) -> Any:
