@@ -42,6 +42,21 @@ def text(value: Any) -> str:
     return json.dumps(value)
 
 
+def log_record(rid: str, **overrides: Any) -> dict[str, Any]:
+    """One response log record (what services write and ``promptops ingest`` reads) holding a valid response."""
+    return {
+        "response_id": rid,
+        "ts": "2026-01-01T00:00:00Z",
+        "contract": "review-result",
+        "rollout_id": None,
+        "arm": None,
+        "unit": None,
+        "changed_files": list(CHANGED),
+        "raw": text(response()),
+        **overrides,
+    }
+
+
 class _Drop:
     def __repr__(self) -> str:
         return "DROP"

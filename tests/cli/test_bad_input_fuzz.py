@@ -22,7 +22,7 @@ import duckdb
 import pytest
 
 from tests.conftest import Cli
-from tests.helpers import CHANGED, response, text
+from tests.helpers import CHANGED, log_record, response, text
 
 SCALE = int(os.environ.get("PROMPTOPS_FUZZ_SCALE", "1"))
 SEED = int(os.environ.get("PROMPTOPS_FUZZ_SEED", "19"))
@@ -53,19 +53,6 @@ _TEXT_PATCHES = [
     ('"rollout_id": null', '"rollout_id": "sec-typo", "arm": "canddate"'),
 ]
 _LOG_FIELDS = ["response_id", "ts", "contract", "rollout_id", "arm", "unit", "changed_files", "raw", "model"]
-
-
-def _record(rid: str) -> dict[str, Any]:
-    return {
-        "response_id": rid,
-        "ts": "2026-01-01T00:00:00Z",
-        "contract": "review-result",
-        "rollout_id": None,
-        "arm": None,
-        "unit": None,
-        "changed_files": list(CHANGED),
-        "raw": text(response()),
-    }
 
 
 def _mutate(rng: random.Random, line: bytes, fields: list[str]) -> bytes:
@@ -126,7 +113,7 @@ def test_generated_bad_log_lines(project: Path, cli: Cli, tmp_path: Path) -> Non
         bad_ids: dict[int, str | None] = {}
         for index in range(LINES_PER_FILE + 10):
             rid = f"{name}-{index}"
-            line = json.dumps(_record(rid)).encode()
+            line = json.dumps(log_record(rid)).encode()
             if index % 11 == 5:  # a good record between the bad ones
                 good.add(rid)
             else:

@@ -23,7 +23,7 @@ import response_logs  # benchmarks/, on the path through tests/store/conftest.py
 from promptops.cli import run
 from promptops.parsing import ChangedFiles, Parser
 from promptops.store import Recorder, Store
-from tests.helpers import CHANGED, REPO_ROOT, response, text
+from tests.helpers import CHANGED, REPO_ROOT, log_record, response, text
 
 STORE = ".promptops/diagnostics.duckdb"
 
@@ -34,22 +34,8 @@ def _cli(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> tuple
     return code, captured.out, captured.err
 
 
-def record(rid: str, **overrides: Any) -> dict[str, Any]:
-    return {
-        "response_id": rid,
-        "ts": "2026-01-01T00:00:00Z",
-        "contract": "review-result",
-        "rollout_id": None,
-        "arm": None,
-        "unit": None,
-        "changed_files": list(CHANGED),
-        "raw": text(response()),
-        **overrides,
-    }
-
-
 def line(rid: str, **overrides: Any) -> bytes:
-    return json.dumps(record(rid, **overrides)).encode()
+    return json.dumps(log_record(rid, **overrides)).encode()
 
 
 def _stored(project: Path) -> list[str]:
