@@ -38,10 +38,7 @@ class FastPath:
         self._versions_of = typed.versions
         self._items_of = typed.items
         self._max_findings = max_findings
-        # Only a response that can nest deeper than the limit needs its brackets counted: always, or when a
-        # top-level open object holds something.
         self._max_depth = max_depth
-        self._count_always = typed.item_open or typed.depth > max_depth
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
 
     def accept(
@@ -63,11 +60,7 @@ class FastPath:
         if not known:
             return None
         items = self._items_of(obj)
-        typed = self._typed
-        if len(items) > self._max_findings or not typed.clean(obj, items, data, changed):
-            return None
-        may_nest = self._count_always or (typed.top_open is not None and any(typed.top_open(obj)))
-        if may_nest and data.count(b"{") + data.count(b"[") > self._max_depth:
+        if len(items) > self._max_findings or not self._typed.clean(obj, items, data, changed, self._max_depth):
             return None
         return ParseOutcome.clean([], obj, versions, len(items))
 

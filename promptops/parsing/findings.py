@@ -56,23 +56,25 @@ class Findings:
         kept_ids: list[tuple[int, str | None]] = []
         coerced = 0
         written = typed.as_written(items, changed) if typed is not None else [None] * len(items)
+        repeats = document.item_duplicates
+        id_field = self._id_field
         for index, item in enumerate(items):
-            finding_id = _finding_id(item, self._id_field)
+            finding_id = _finding_id(item, id_field)
+            as_written = written[index]
+            if as_written is not None and index not in repeats:
+                kept.append(as_written)
+                kept_ids.append((index, finding_id))
+                continue
             base = paths.element(self._items_path, index)
             if type(item) is not dict:
                 diags.append(_drop(Code.NOT_AN_OBJECT, base, f"{base} is not an object", index, finding_id))
                 continue
-            repeated = document.item_duplicates.get(index)
+            repeated = repeats.get(index)
             if repeated is not None:
                 where = f"{base}{'.' if not repeated.startswith('[') else ''}{repeated}"
                 diags.append(
                     _drop(Code.DUPLICATE_KEY, where, f"{where}: key appears more than once", index, finding_id)
                 )
-                continue
-            as_written = written[index]
-            if as_written is not None:
-                kept.append(as_written)
-                kept_ids.append((index, finding_id))
                 continue
             applied: list[Coercion] = []
             ignored: list[Diagnostic] = []

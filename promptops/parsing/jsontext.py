@@ -12,6 +12,7 @@ Duplicate keys are located exactly, so the validator can reject or drop instead 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,14 +79,22 @@ def decode_text(data: bytes) -> str | Rejection:
     return text
 
 
-def read_document(text: str, items_field: str, max_depth: int, max_findings: int) -> Document | Rejection:
-    """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read."""
+def read_document(
+    text: str, items_field: str, max_depth: int, max_findings: int, plain: Callable[[str], bool] | None = None
+) -> Document | Rejection:
+    """Read ``text`` (from decode_text) into one JSON value, or say why it cannot be read.
+
+    ``plain``, when given, is a quick test that a JSON text repeats no key and nests no deeper than
+    ``max_depth`` (True only when sure): such a text needs neither walk.
+    """
     try:
         value = msgspec.json.decode(text)
     except RecursionError:
         return _too_deep(max_depth)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return _extract(text, items_field, max_depth, max_findings, str(exc))
+    if plain is not None and plain(text):
+        return Document(value)
     if deeper_than(text, max_depth):
         return _too_deep(max_depth)
     return _with_duplicates(Document(value), text, items_field)

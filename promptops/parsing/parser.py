@@ -12,14 +12,16 @@ Both give the same outcome for every input; ``fast_path=False`` runs the diagnos
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from promptops.contract import Contract
 from promptops.errors import PolicyError
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
 from promptops.parsing.fastpath import FastPath
 from promptops.parsing.jsontext import Rejection, decode_text, read_document
+from promptops.parsing.native import checks
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
@@ -48,12 +50,16 @@ class Parser:
         self._max_bytes = limits.max_bytes
         floor = self.policy.schema_floor
         readable = [v for v in contract.schema_versions if v.major == floor.major and v >= floor]
-        typed = {v: TypedShape.build(contract, contract.shape(v)) for v in readable}
+        # With fast_path=False nothing generated or native is used: the diagnostic path reads field by field.
+        typed = {v: TypedShape.build(contract, contract.shape(v)) for v in readable} if fast_path else {}
+        self._plain: Callable[[str], bool] | None = None
+        if fast_path and checks is not None:
+            self._plain = functools.partial(checks.plain_keys, max_depth=limits.max_depth)
         self._validator = Validator(contract, self.policy, gate, typed, MAX_FINDINGS)
         fields = contract.versions
         self._needs_request_versions = fields.schema is None or fields.prompt is None
         # A fast path reads versions from the output (both fields) or from the request (neither field).
-        fast_ok = fast_path and (fields.schema is None) == (fields.prompt is None)
+        fast_ok = (fields.schema is None) == (fields.prompt is None)
         self._fast: dict[str, FastPath] = {
             str(v): FastPath(contract, t, gate, limits.max_depth, MAX_FINDINGS)
             for v, t in typed.items()
@@ -108,7 +114,7 @@ class Parser:
         text = decode_text(data)
         if isinstance(text, Rejection):
             return _rejected(text, request_versions)
-        document = read_document(text, self.contract.items, self.policy.limits.max_depth, MAX_FINDINGS)
+        document = read_document(text, self.contract.items, self.policy.limits.max_depth, MAX_FINDINGS, self._plain)
         if isinstance(document, Rejection):
             return _rejected(document, request_versions)
         return self._validator.validate(document, changed, request_versions)

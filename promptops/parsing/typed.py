@@ -2,32 +2,29 @@
 
 These are the fast path's half of each rule (the diagnostic path's half is ``fields.check_value`` and
 ``findings.Findings``): the Struct types mirror the field rules exactly (types, enums, bounds, patterns, required
-and unknown fields, the line rules, ``end_line`` before ``line`` through ``__post_init__``), and the functions
-below cover what a Struct cannot see: string trimming, repeated keys, reconciliation and duplicate ids. Every test
-here may only say "clean as written" or "not sure": it never builds a diagnostic. Rules msgspec cannot mirror
-exactly (fallback subschemas, uniqueItems, multipleOf, untyped fields, open objects with declared members) make
-``TypedShape.build`` return None: that schema version is then read by the diagnostic path only.
+and unknown fields, line numbers), and the C extension ``_checks`` covers what a Struct cannot see: string
+trimming, end line before line, reconciliation as written, duplicate ids, repeated keys and depth. Every test here
+may only say "clean as written" or "not sure": it never builds a diagnostic. Rules msgspec cannot mirror exactly
+(fallback subschemas, uniqueItems, multipleOf, untyped fields, open objects with declared members) make
+``TypedShape.build`` return None, and so does a missing extension: that schema version is then read by the
+diagnostic path only.
 """
 
 from __future__ import annotations
 
-import itertools
 import operator
-from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
 from promptops.contract import Contract
-from promptops.parsing.duplicates import may_have_duplicates
+from promptops.parsing.native import checks as _checks
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 
 UNSET = msgspec.UNSET
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError, ValueError)
 
-_strip = str.strip
-_chain = itertools.chain.from_iterable
 _to_builtins = msgspec.to_builtins
 
 
@@ -36,13 +33,13 @@ class _Inexpressible(Exception):
 
 
 class TypedShape:
-    """Decoders and getters for one schema version of a contract."""
+    """Decoders and decline tests for one schema version of a contract."""
 
     def __init__(self, contract: Contract, shape: OutputShape) -> None:
+        assert _checks is not None  # build() returns None without the extension
         self.shape = shape
         roles = contract.roles
         line_fields = {name for name in (roles.line, roles.end_line) if name is not None}
-        line_pair = (roles.line, roles.end_line) if roles.line and roles.end_line else None
         self.item_type, item_names = _struct("Finding", shape.item, line_fields)
         # Version fields are plain strings here: the fast path checks each distinct declaration once, with the
         # diagnostic path's own rules (FastPath.versions_ok).
@@ -54,57 +51,59 @@ class TypedShape:
         self.items = operator.attrgetter(top_names[contract.items])
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
-        self._path = operator.attrgetter(item_names[roles.path]) if roles.path else None
-        self._path_optional = roles.path is not None and roles.path not in shape.item.required
-        self._id = operator.attrgetter(item_names[roles.id]) if roles.id else None
         # Paths are compared before any coercion: when backslashes become "/", a path holding one is never in
         # place as written (ChangedFiles.written), whatever the changed files' names.
-        self._plain_paths = roles.path is not None and contract.coercions.path_separators
-        self.depth = _depth(shape, contract.items)
-        self.item_open = any(r.open_object for r in shape.item.properties.values())
+        self.plain_paths = roles.path is not None and contract.coercions.path_separators
+
+        def attr(name: str | None) -> str | None:
+            return item_names.get(name) if name is not None else None
+
         # The strings trimming could change: free text (enum values are clean by construction, and the version
-        # fields are checked with the versions), alone or in arrays.
-        self._top_strings = _strings(shape.top, top_names, {contract.items, *version_fields})
-        self._item_strings = _strings(shape.item, item_names, set())
-        top_open = [top_names[n] for n, r in shape.top.properties.items() if r.open_object]
-        self.top_open = _tuple_getter(top_open) if top_open else None
-        self._line_order = (
-            _line_order(item_names[line_pair[0]], item_names[line_pair[1]])
-            if line_pair is not None and all(n in item_names for n in line_pair)
-            else None
+        # fields are checked with the versions), alone or in arrays. Without trimming, none.
+        trim = contract.coercions.trim_strings
+        top_strings = _string_names(shape.top, top_names, {contract.items, *version_fields}) if trim else ((), ())
+        item_strings = _string_names(shape.item, item_names, set()) if trim else ((), ())
+        self.top_checks = _checks.Checks(
+            type=response,
+            strings=top_strings[0],
+            string_lists=top_strings[1],
+            line=None,
+            end_line=None,
+            path=None,
+            id=None,
+            unset=UNSET,
         )
-
-    def clean(self, obj: Any, items: list[Any], data: bytes, changed: ChangedFiles) -> bool:
-        """A decoded response is clean as written: its findings pass ``_written`` and no key is repeated (``data``
-        is the text it was decoded from)."""
-        strings = itertools.chain(self._top_strings(obj), _chain(map(self._item_strings, items)))
-        return self._written(strings, items, changed) and not may_have_duplicates(data, obj)
-
-    def _written(self, strings: Iterable[Any], items: list[Any], changed: ChangedFiles, ids: bool = True) -> bool:
-        """No end line before its line, no free string with whitespace at an edge, every finding in place (and,
-        with ``ids``, no two findings sharing an id)."""
-        if self._line_order is not None and not self._line_order(items):
-            return False
-        present = tuple(filter(None, strings))
-        return tuple(map(_strip, present)) == present and self.in_place(items, changed, ids)
+        self.item_checks = _checks.Checks(
+            type=self.item_type,
+            strings=item_strings[0],
+            string_lists=item_strings[1],
+            line=attr(roles.line) if roles.end_line in item_names else None,
+            end_line=attr(roles.end_line) if roles.line in item_names else None,
+            path=attr(roles.path),
+            id=attr(roles.id),
+            unset=UNSET,
+        )
 
     @classmethod
     def build(cls, contract: Contract, shape: OutputShape) -> TypedShape | None:
-        """The typed shape, or None when its rules are beyond what Structs express exactly."""
+        """The typed shape, or None when its rules are beyond what Structs express exactly (or the extension
+        holding the decline tests is not built)."""
+        if _checks is None:
+            return None
         try:
             return cls(contract, shape)
         except (_Inexpressible, TypeError):
             return None
 
-    def in_place(self, items: list[Any], changed: ChangedFiles, ids: bool = True) -> bool:
-        """Every finding names a changed file exactly as written, and (with ``ids``) no two share an id."""
-        if self._path is not None:
-            located: Iterable[Any] = map(self._path, items)
-            if self._path_optional:
-                located = filter(_is_set, located)
-            if not all(map(changed.written(self._plain_paths).__contains__, located)):
-                return False
-        return not ids or self._id is None or len(set(map(self._id, items))) == len(items)
+    def clean(self, obj: Any, items: list[Any], data: bytes, changed: ChangedFiles, max_depth: int) -> bool:
+        """A decoded response is clean as written (``data`` is the text it was decoded from): no free string
+        with whitespace at an edge, every finding in place with distinct ids, no end line before its line, no
+        key repeated, nothing nested deeper than ``max_depth``."""
+        return (
+            self.top_checks.clean([obj], None, False)
+            and self.item_checks.clean(items, changed.written(self.plain_paths), True)
+            and _checks.plain_keys(data, max_depth=max_depth)
+        )
 
     def as_written(self, items: list[Any], changed: ChangedFiles) -> list[dict[str, Any] | None]:
         """For each decoded finding, its result (members in schema order) when it passes every rule as written
@@ -112,11 +111,10 @@ class TypedShape:
         at once, and one by one only when some finding fails them."""
         structs = list(map(self._struct_of, items))
         taken = [struct for struct in structs if struct is not None]
-        if not self._written(_chain(map(self._item_strings, taken)), taken, changed, ids=False):
-            structs = [
-                s if s is not None and self._written(self._item_strings(s), [s], changed, False) else None
-                for s in structs
-            ]
+        written = changed.written(self.plain_paths)
+        clean = self.item_checks.clean
+        if not clean(taken, written, False):
+            structs = [s if s is not None and clean([s], written, False) else None for s in structs]
         return [None if struct is None else _to_builtins(struct) for struct in structs]
 
     def _struct_of(self, item: Any) -> Any:
@@ -126,10 +124,10 @@ class TypedShape:
             return None
 
 
-def _strings(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> Callable[[Any], Iterable[Any]]:
-    """A getter of the free strings of a Struct of ``shape`` (UNSET, None and "" included, to be filtered)."""
+def _string_names(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> tuple[tuple[str, ...], ...]:
+    """The Struct attributes of ``shape`` that hold free strings: (alone, in arrays)."""
     single: list[str] = []
-    lists: list[Callable[[Any], Any]] = []
+    lists: list[str] = []
     for name, rule in shape.properties.items():
         if name in skip:
             continue
@@ -146,53 +144,8 @@ def _strings(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> Calla
             ):
                 raise _Inexpressible(f"{name}: strings nested deeper than an array")
             if "string" in inner.types and inner.enum is None:
-                lists.append(operator.attrgetter(names[name]))
-    get: Callable[[Any], Iterable[Any]]
-    if not single:
-        get = _nothing
-    elif len(single) == 1:
-        one = operator.attrgetter(single[0])
-        get = lambda struct: (one(struct),)  # noqa: E731
-    else:
-        get = operator.attrgetter(*single)
-    if not lists:
-        return get
-    return lambda struct: itertools.chain(get(struct), _chain(filter(None, (g(struct) for g in lists))))
-
-
-def _tuple_getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
-    if len(names) == 1:
-        one = operator.attrgetter(names[0])
-        return lambda struct: (one(struct),)
-    return operator.attrgetter(*names)
-
-
-def _nothing(_: Any) -> tuple[()]:
-    return ()
-
-
-def _is_set(value: Any) -> bool:
-    return value is not UNSET
-
-
-def _depth(shape: OutputShape, items_field: str) -> int:
-    """How deep a response of this shape nests at most (the top object is 1), an open object counted as one
-    level (it may nest deeper: see ``top_open`` and ``item_open``)."""
-
-    def of_rule(rule: FieldRule) -> int:
-        if rule.open_object:
-            return 1
-        if rule.items is not None:
-            inner = of_rule(rule.items)
-            return None if inner is None else 1 + inner
-        return 0
-
-    def of_object(obj: ObjectShape) -> int:
-        return 1 + max([0, *(of_rule(rule) for rule in obj.properties.values())])
-
-    item = of_object(shape.item)
-    top = of_object(shape.top._replace(properties={k: v for k, v in shape.top.properties.items() if k != items_field}))
-    return max(top, 2 + item)
+                lists.append(names[name])
+    return tuple(single), tuple(lists)
 
 
 def _struct(
@@ -230,21 +183,6 @@ def _struct(
         gc=False,
     )
     return struct, names
-
-
-def _line_order(line: str, end_line: str) -> Callable[[list[Any]], bool]:
-    """No finding of a list ends before its line. Most findings give no end line: those lists are passed over
-    in C, the others compared one by one."""
-    line_of, end_of = operator.attrgetter(line), operator.attrgetter(end_line)
-
-    def in_order(items: list[Any]) -> bool:
-        ends = list(map(end_of, items))
-        if ends.count(UNSET) == len(ends):
-            return True
-        pairs = zip(ends, map(line_of, items), strict=True)
-        return not any(end is not UNSET and start is not UNSET and end < start for end, start in pairs)
-
-    return in_order
 
 
 def _line_type(rule: FieldRule) -> Any:

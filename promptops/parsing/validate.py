@@ -58,6 +58,8 @@ class Validator:
         self._items = contract.items
         self._items_path = paths.member(None, contract.items)
         self._version_rules = contract.shape(policy.schema_floor).top.properties
+        # Declarations accepted as written (no coercion), and what they decided: traffic repeats a few pairs.
+        self._accepted_versions: dict[tuple[Any, Any], tuple[str, str, OutputShape, bool]] = {}
 
     def validate(
         self, document: Document, changed: ChangedFiles, request_versions: tuple[str, str] | None
@@ -121,6 +123,10 @@ class Validator:
         schema_text, prompt_text, shape, tolerant = self._versions(top, request_versions, applied)
         result: dict[str, Any] = {}
         ignored: list[Diagnostic] = []
+        fields = self._contract.versions
+        for name, text in ((fields.schema, schema_text), (fields.prompt, prompt_text)):
+            if name is not None:
+                result[name] = text  # checked (and any coercion logged) with the versions
         self._top_level(top, shape, tolerant, document, applied, result, ignored)
         outcome_diags = notes + [coercion_diag(c) for c in applied] + ignored
         items = top.get(self._items)
@@ -139,6 +145,27 @@ class Validator:
     # ---- top level -------------------------------------------------------------------------------------
 
     def _versions(
+        self, top: dict[str, Any], request_versions: tuple[str, str] | None, applied: list[Coercion]
+    ) -> tuple[str, str, OutputShape, bool]:
+        """The declared versions as checked, the schema to read the response with, and whether tolerantly."""
+        fields = self._contract.versions
+        schema, prompt = request_versions or (None, None)
+        key = (
+            top.get(fields.schema, schema) if fields.schema else schema,
+            top.get(fields.prompt, prompt) if fields.prompt else prompt,
+        )
+        known = self._accepted_versions.get(key) if type(key[0]) is str and type(key[1]) is str else None
+        if known is not None:
+            return known
+        coercions = len(applied)
+        decided = self._judge_versions(top, request_versions, applied)
+        if len(applied) == coercions and type(key[0]) is str and type(key[1]) is str:
+            if len(self._accepted_versions) >= 4096:  # declarations come from model output: keep it bounded
+                self._accepted_versions.clear()
+            self._accepted_versions[key] = decided
+        return decided
+
+    def _judge_versions(
         self, top: dict[str, Any], request_versions: tuple[str, str] | None, applied: list[Coercion]
     ) -> tuple[str, str, OutputShape, bool]:
         fields = self._contract.versions
@@ -179,7 +206,6 @@ class Validator:
         ignored: list[Diagnostic],
     ) -> None:
         rules = shape.top.properties
-        version_fields = (self._contract.versions.schema, self._contract.versions.prompt)
         cut = document.truncation.cut_member if document.truncation else None
         if self._contract.null_means_absent:
             drop_nulls(top, shape.top)
@@ -211,11 +237,9 @@ class Validator:
             message = f"{self._items_path} holds {len(items)} items, over the {self._max_findings} limit"
             raise _Rejected(Code.TOO_LARGE, self._items_path, message)
         for key, value in top.items():
-            if key == self._items:
+            if key == self._items or key in result:
                 continue
-            if key in version_fields:
-                result[key] = self._check_top(key, value, rules[key], [])  # already logged
-            elif key in rules:
+            if key in rules:
                 result[key] = self._check_top(key, value, rules[key], applied)
             elif shape.top.additional:
                 result[key] = value

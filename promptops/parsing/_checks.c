@@ -1,0 +1,566 @@
+/* The fast path's decline tests in C: the parser's only native code.
+ *
+ * Everything here answers "clean as written" (true) or "not sure" (false), never a diagnostic: a false only sends
+ * the response to the diagnostic path (promptops/parsing/), which decides every outcome. Each test is the fast
+ * path's half of one rule whose other half lives in the diagnostic path (docs/parser.md names both):
+ *
+ *   plain_keys(data, max_depth)   repeated keys (duplicates.py) and nesting depth (walks.deeper_than), on the
+ *                                 raw text of a response msgspec has already decoded
+ *   Checks(...).clean(...)        trimming (fields.check_value), end line before line (findings._placement),
+ *                                 paths as written (reconcile.ChangedFiles) and distinct ids
+ *                                 (diagnostics.duplicate_ids), on decoded msgspec Structs
+ *
+ * Only the public, stable C API is used; members are read by attribute name.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+/* A key repeated among more members than this is not looked for: the object is "not sure" (bounds the work of
+   one object to linear in its size). */
+#define MAX_KEYS 64
+
+/* The bytes the scan stops at outside strings. */
+static const char STRUCTURAL[256] = {['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1, [','] = 1};
+
+typedef struct {
+    Py_ssize_t keys_begin; /* index into the key table of this object's first key */
+    char is_object;
+    char want_key; /* the next string is a key */
+} Frame;
+
+typedef struct {
+    Py_ssize_t start, length;
+} Span;
+
+/* Index just after the closing quote of the string whose opening quote is at pos, or -1 when the text ends
+   inside it. A quote ends the string unless an odd run of backslashes stands before it; each backslash is
+   looked at once, so the search is linear. */
+static Py_ssize_t
+string_end(const char *text, Py_ssize_t size, Py_ssize_t pos)
+{
+    Py_ssize_t at = pos + 1;
+    for (;;) {
+        const char *found = at < size ? memchr(text + at, '"', (size_t)(size - at)) : NULL;
+        if (found == NULL) {
+            return -1;
+        }
+        Py_ssize_t quote = found - text, run = quote;
+        while (run > at && text[run - 1] == '\\') {
+            run--;
+        }
+        if (((quote - run) & 1) == 0) {
+            return quote + 1;
+        }
+        at = quote + 1;
+    }
+}
+
+/* 1 when no object of the JSON text repeats a key and nothing nests deeper than max_depth; 0 when not sure;
+   -1 when the tables (room for max_frames frames and max_keys keys) are too small. */
+static int
+keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frames, Py_ssize_t max_frames,
+           Span *keys, Py_ssize_t max_keys)
+{
+    Py_ssize_t depth = 0, nkeys = 0;
+    for (Py_ssize_t pos = 0; pos < size; pos++) {
+        while (pos < size && !STRUCTURAL[(unsigned char)text[pos]]) {
+            pos++; /* white space, numbers, literals, colons */
+        }
+        if (pos == size) {
+            break;
+        }
+        char c = text[pos];
+        if (c == '"') {
+            Py_ssize_t end = string_end(text, size, pos);
+            if (end < 0) {
+                return 0;
+            }
+            Frame *top = depth > 0 ? &frames[depth - 1] : NULL;
+            if (top != NULL && top->is_object && top->want_key) {
+                Py_ssize_t length = end - pos;
+                int escaped = memchr(text + pos, '\\', (size_t)length) != NULL;
+                if (escaped || nkeys - top->keys_begin >= MAX_KEYS) {
+                    return 0; /* an escaped key may equal another one spelled differently */
+                }
+                for (Py_ssize_t k = top->keys_begin; k < nkeys; k++) {
+                    if (keys[k].length == length && memcmp(text + keys[k].start, text + pos, length) == 0) {
+                        return 0;
+                    }
+                }
+                if (nkeys == max_keys) {
+                    return -1;
+                }
+                keys[nkeys].start = pos;
+                keys[nkeys].length = length;
+                nkeys++;
+                top->want_key = 0;
+            }
+            pos = end - 1;
+        }
+        else if (c == '{' || c == '[') {
+            if (depth >= max_depth) {
+                return 0;
+            }
+            if (depth == max_frames) {
+                return -1;
+            }
+            frames[depth].keys_begin = nkeys;
+            frames[depth].is_object = c == '{';
+            frames[depth].want_key = c == '{';
+            depth++;
+        }
+        else if (c == '}' || c == ']') {
+            if (depth == 0) {
+                return 0;
+            }
+            depth--;
+            nkeys = frames[depth].keys_begin;
+        }
+        else if (c == ',' && depth > 0 && frames[depth - 1].is_object) {
+            frames[depth - 1].want_key = 1;
+        }
+    }
+    return depth == 0;
+}
+
+PyDoc_STRVAR(plain_keys_doc,
+"plain_keys(text, /, max_depth)\n--\n\n"
+"True when no object in the JSON text ``text`` (bytes, or a str read as UTF-8) repeats a key and nothing\n"
+"nests deeper than ``max_depth`` (the top value is level 1); False when not sure (a key written with an\n"
+"escape, more than 64 keys in one object, a text that is not JSON or not UTF-8).");
+
+/* keys_plain with tables large enough: 1 or 0. */
+static int
+scan(const char *text, Py_ssize_t size, Py_ssize_t max_depth)
+{
+    /* Most responses fit tables on the stack; the others get tables as large as they can need: a frame takes
+       at least one byte of the text and a key two, and at most MAX_KEYS keys per open object are kept. */
+    Frame small_frames[32];
+    Span small_keys[256];
+    int plain = keys_plain(text, size, max_depth, small_frames, 32, small_keys, 256);
+    if (plain >= 0) {
+        return plain;
+    }
+    Py_ssize_t max_frames = max_depth < size ? max_depth : size;
+    Py_ssize_t max_keys = MAX_KEYS * (max_frames + 1);
+    if (max_keys > size / 2 + 1) {
+        max_keys = size / 2 + 1;
+    }
+    Frame *frames = PyMem_Malloc(sizeof(Frame) * (size_t)(max_frames + 1));
+    Span *keys = PyMem_Malloc(sizeof(Span) * (size_t)max_keys);
+    /* Without the memory, or (never: the tables are as large as the text allows) without room: not sure. */
+    plain = frames != NULL && keys != NULL && keys_plain(text, size, max_depth, frames, max_frames + 1, keys,
+                                                         max_keys) == 1;
+    PyMem_Free(frames);
+    PyMem_Free(keys);
+    return plain;
+}
+
+static PyObject *
+plain_keys(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"", "max_depth", NULL};
+    PyObject *source;
+    Py_ssize_t max_depth;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "On:plain_keys", names, &source, &max_depth)) {
+        return NULL;
+    }
+    if (max_depth < 0) {
+        max_depth = 0;
+    }
+    int plain;
+    if (PyUnicode_Check(source)) {
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(source, &size); /* kept by the str: no copy for ASCII */
+        if (text == NULL) {
+            PyErr_Clear(); /* lone surrogates: not sure */
+            Py_RETURN_FALSE;
+        }
+        plain = scan(text, size, max_depth);
+    }
+    else {
+        Py_buffer data;
+        if (PyObject_GetBuffer(source, &data, PyBUF_SIMPLE) < 0) {
+            return NULL;
+        }
+        plain = scan(data.buf, data.len, max_depth);
+        PyBuffer_Release(&data);
+    }
+    return PyBool_FromLong(plain);
+}
+
+/* ---- Checks: the decline tests on decoded Structs ---------------------------------------------------------- */
+
+/* Members are read through the Struct type's own member descriptors, looked up once by name. */
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *type;     /* the Struct type whose instances are checked; others are "not sure" */
+    PyObject *strings;      /* tuple of descriptors of members holding a string (or anything else, passed over) */
+    PyObject *string_lists; /* tuple of descriptors of members holding a list of strings */
+    PyObject *line;         /* descriptors, or None */
+    PyObject *end_line;
+    PyObject *path;
+    PyObject *id;
+    PyObject *unset;        /* the value of an absent member (msgspec.UNSET) */
+} Checks;
+
+static PyObject *
+member(Checks *self, PyObject *obj, PyObject *descriptor)
+{
+    return Py_TYPE(descriptor)->tp_descr_get(descriptor, obj, (PyObject *)self->type);
+}
+
+/* 1 when str.strip() would change the string (whitespace at an edge), 0 when not, -1 on error. */
+static int
+has_edge_space(PyObject *text)
+{
+    Py_ssize_t length = PyUnicode_GetLength(text);
+    if (length <= 0) {
+        return length < 0 ? -1 : 0;
+    }
+    Py_UCS4 first = PyUnicode_ReadChar(text, 0);
+    Py_UCS4 last = PyUnicode_ReadChar(text, length - 1);
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    return Py_UNICODE_ISSPACE(first) || Py_UNICODE_ISSPACE(last);
+}
+
+/* 1 when every free string of obj is free of edge whitespace, 0 when not, -1 on error. */
+static int
+strings_plain(Checks *self, PyObject *obj)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->strings); i++) {
+        PyObject *value = member(self, obj, PyTuple_GET_ITEM(self->strings, i));
+        if (value == NULL) {
+            return -1;
+        }
+        int edge = PyUnicode_Check(value) ? has_edge_space(value) : 0;
+        Py_DECREF(value);
+        if (edge != 0) {
+            return edge < 0 ? -1 : 0;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->string_lists); i++) {
+        PyObject *value = member(self, obj, PyTuple_GET_ITEM(self->string_lists, i));
+        if (value == NULL) {
+            return -1;
+        }
+        int edge = 0;
+        if (PyList_Check(value)) {
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(value) && edge == 0; j++) {
+                PyObject *item = PyList_GET_ITEM(value, j);
+                edge = PyUnicode_Check(item) ? has_edge_space(item) : 0;
+            }
+        }
+        Py_DECREF(value);
+        if (edge != 0) {
+            return edge < 0 ? -1 : 0;
+        }
+    }
+    return 1;
+}
+
+/* 1 when obj's end line is absent or not before its line, 0 when before, -1 on error. */
+static int
+lines_in_order(Checks *self, PyObject *obj)
+{
+    if (self->line == Py_None || self->end_line == Py_None) {
+        return 1;
+    }
+    PyObject *end = member(self, obj, self->end_line);
+    if (end == NULL) {
+        return -1;
+    }
+    if (end == self->unset) {
+        Py_DECREF(end);
+        return 1;
+    }
+    PyObject *line = member(self, obj, self->line);
+    if (line == NULL) {
+        Py_DECREF(end);
+        return -1;
+    }
+    int before = line == self->unset ? 0 : PyObject_RichCompareBool(end, line, Py_LT);
+    Py_DECREF(end);
+    Py_DECREF(line);
+    return before < 0 ? -1 : !before;
+}
+
+/* 1 when obj's path is absent or one of ``written``, 0 when not, -1 on error. */
+static int
+path_written(Checks *self, PyObject *obj, PyObject *written)
+{
+    if (self->path == Py_None) {
+        return 1;
+    }
+    PyObject *path = member(self, obj, self->path);
+    if (path == NULL) {
+        return -1;
+    }
+    int found = path == self->unset ? 1 : PySequence_Contains(written, path);
+    Py_DECREF(path);
+    return found;
+}
+
+/* 1 when obj's id was not in ``ids`` (it is added), 0 when it was, -1 on error. */
+static int
+id_new(Checks *self, PyObject *obj, PyObject *ids)
+{
+    PyObject *id = member(self, obj, self->id);
+    if (id == NULL) {
+        return -1;
+    }
+    Py_ssize_t before = PySet_GET_SIZE(ids);
+    int added = PySet_Add(ids, id) < 0 ? -1 : PySet_GET_SIZE(ids) > before;
+    Py_DECREF(id);
+    return added;
+}
+
+PyDoc_STRVAR(clean_doc,
+"clean(objects, /, written, distinct_ids)\n--\n\n"
+"True when every Struct of the list ``objects`` is clean as written: no free string (alone or in a list) has\n"
+"whitespace at an edge, no end line is before its line, every path is one of the collection ``written``\n"
+"(``written=None``: paths are not looked at) and, with ``distinct_ids``, no two share an id. An object of\n"
+"another type than the Checks' is never clean.");
+
+static PyObject *
+Checks_clean(Checks *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"", "written", "distinct_ids", NULL};
+    PyObject *objects, *written;
+    int distinct_ids;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!Op:clean", names, &PyList_Type, &objects, &written,
+                                     &distinct_ids)) {
+        return NULL;
+    }
+    PyObject *ids = NULL;
+    if (distinct_ids && self->id != Py_None && (ids = PySet_New(NULL)) == NULL) {
+        return NULL;
+    }
+    int clean = 1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(objects) && clean == 1; i++) {
+        PyObject *obj = PyList_GET_ITEM(objects, i);
+        if (Py_TYPE(obj) != self->type) {
+            clean = 0;
+            break;
+        }
+        Py_INCREF(obj); /* comparisons and lookups run Python code that could change the list */
+        clean = strings_plain(self, obj);
+        if (clean == 1) {
+            clean = lines_in_order(self, obj);
+        }
+        if (clean == 1 && written != Py_None) {
+            clean = path_written(self, obj, written);
+        }
+        if (clean == 1 && ids != NULL) {
+            clean = id_new(self, obj, ids);
+        }
+        Py_DECREF(obj);
+    }
+    Py_XDECREF(ids);
+    if (clean < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(clean);
+}
+
+/* The member descriptor of ``name`` on the Struct type, or None for None; NULL with an exception otherwise. */
+static PyObject *
+descriptor_of(PyTypeObject *type, PyObject *name)
+{
+    if (name == Py_None) {
+        Py_INCREF(Py_None);
+        return Py_None;
+    }
+    if (!PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "Checks: member names must be str or None");
+        return NULL;
+    }
+    PyObject *found = PyDict_GetItemWithError(type->tp_dict, name);
+    if (found == NULL || Py_TYPE(found)->tp_descr_get == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "Checks: %R has no member %R", type, name);
+        }
+        return NULL;
+    }
+    Py_INCREF(found);
+    return found;
+}
+
+static PyObject *
+descriptors_of(PyTypeObject *type, PyObject *names)
+{
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "Checks: strings and string_lists must be tuples of str");
+        return NULL;
+    }
+    PyObject *out = PyTuple_New(PyTuple_GET_SIZE(names));
+    for (Py_ssize_t i = 0; out != NULL && i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        PyObject *found = name == Py_None ? NULL : descriptor_of(type, name);
+        if (found == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "Checks: strings and string_lists must be tuples of str");
+            }
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, found);
+    }
+    return out;
+}
+
+static int
+Checks_init(Checks *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"type", "strings", "string_lists", "line", "end_line", "path", "id", "unset", NULL};
+    PyObject *type, *strings, *string_lists, *line, *end_line, *path, *id, *unset;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$O!OOOOOOO:Checks", names, &PyType_Type, &type, &strings,
+                                     &string_lists, &line, &end_line, &path, &id, &unset)) {
+        return -1;
+    }
+    PyTypeObject *struct_type = (PyTypeObject *)type;
+    PyObject *values[] = {
+        descriptors_of(struct_type, strings), descriptors_of(struct_type, string_lists),
+        descriptor_of(struct_type, line),     descriptor_of(struct_type, end_line),
+        descriptor_of(struct_type, path),     descriptor_of(struct_type, id),
+    };
+    PyObject **slots[] = {&self->strings, &self->string_lists, &self->line, &self->end_line, &self->path, &self->id};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        ok = ok && values[i] != NULL;
+    }
+    if (!ok) {
+        for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+            Py_XDECREF(values[i]);
+        }
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        Py_XSETREF(*slots[i], values[i]);
+    }
+    Py_INCREF(type);
+    Py_XSETREF(self->type, struct_type);
+    Py_INCREF(unset);
+    Py_XSETREF(self->unset, unset);
+    return 0;
+}
+
+static int
+Checks_traverse(Checks *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->type);
+    Py_VISIT(self->strings);
+    Py_VISIT(self->string_lists);
+    Py_VISIT(self->line);
+    Py_VISIT(self->end_line);
+    Py_VISIT(self->path);
+    Py_VISIT(self->id);
+    Py_VISIT(self->unset);
+    return 0;
+}
+
+static int
+Checks_clear(Checks *self)
+{
+    Py_CLEAR(self->type);
+    Py_CLEAR(self->strings);
+    Py_CLEAR(self->string_lists);
+    Py_CLEAR(self->line);
+    Py_CLEAR(self->end_line);
+    Py_CLEAR(self->path);
+    Py_CLEAR(self->id);
+    Py_CLEAR(self->unset);
+    return 0;
+}
+
+static void
+Checks_dealloc(Checks *self)
+{
+    PyObject_GC_UnTrack(self);
+    Checks_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+Checks_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs))
+{
+    /* Until __init__ runs, a Checks checks nothing and finds every object of another type (NoneType). */
+    Checks *self = (Checks *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->type = Py_TYPE(Py_None);
+    Py_INCREF(self->type);
+    self->strings = PyTuple_New(0);
+    self->string_lists = PyTuple_New(0);
+    PyObject **slots[] = {&self->line, &self->end_line, &self->path, &self->id, &self->unset};
+    for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+        Py_INCREF(Py_None);
+        *slots[i] = Py_None;
+    }
+    if (self->strings == NULL || self->string_lists == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyMethodDef Checks_methods[] = {
+    {"clean", (PyCFunction)(void (*)(void))Checks_clean, METH_VARARGS | METH_KEYWORDS, clean_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(Checks_doc,
+"Checks(*, type, strings, string_lists, line, end_line, path, id, unset)\n--\n\n"
+"The decline tests for the Struct ``type`` of one object shape, its members named by attribute: ``strings``\n"
+"and ``string_lists`` (tuples of names) hold the free strings; ``line``, ``end_line``, ``path`` and ``id``\n"
+"name those roles (or None); ``unset`` is the value of an absent member.");
+
+static PyTypeObject ChecksType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "promptops.parsing._checks.Checks",
+    .tp_basicsize = sizeof(Checks),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = Checks_doc,
+    .tp_new = Checks_new,
+    .tp_init = (initproc)Checks_init,
+    .tp_dealloc = (destructor)Checks_dealloc,
+    .tp_traverse = (traverseproc)Checks_traverse,
+    .tp_clear = (inquiry)Checks_clear,
+    .tp_methods = Checks_methods,
+};
+
+static PyMethodDef module_methods[] = {
+    {"plain_keys", (PyCFunction)(void (*)(void))plain_keys, METH_VARARGS | METH_KEYWORDS, plain_keys_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "promptops.parsing._checks",
+    .m_doc = "The parser fast path's decline tests (see the comment at the top of _checks.c).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__checks(void)
+{
+    if (PyType_Ready(&ChecksType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&ChecksType);
+    if (PyModule_AddObject(m, "Checks", (PyObject *)&ChecksType) < 0) {
+        Py_DECREF(&ChecksType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,19 @@
+from collections.abc import Collection
+from typing import Any
+
+def plain_keys(data: bytes, /, max_depth: int) -> bool: ...
+
+class Checks:
+    def __init__(
+        self,
+        *,
+        type: type,
+        strings: tuple[str, ...],
+        string_lists: tuple[str, ...],
+        line: str | None,
+        end_line: str | None,
+        path: str | None,
+        id: str | None,
+        unset: Any,
+    ) -> None: ...
+    def clean(self, objects: list[Any], /, written: Collection[str] | None, distinct_ids: bool) -> bool: ...
