@@ -6,7 +6,7 @@
  *
  *   plain_keys(data, max_depth)   repeated keys (duplicates.py) and nesting depth (walks.deeper_than), on the
  *                                 raw text of a response msgspec has already decoded
- *   Checks(...).clean(...)        trimming (fields.check_value), end line before line (findings._placement),
+ *   Checks(...).first_unclean()   trimming (fields.check_value), end line before line (findings._placement),
  *                                 paths as written (reconcile.ChangedFiles) and distinct ids
  *                                 (diagnostics.duplicate_ids), on decoded msgspec Structs
  *
@@ -14,6 +14,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 /* A key repeated among more members than this is not looked for: the object is "not sure" (bounds the work of
@@ -25,6 +26,7 @@ static const char STRUCTURAL[256] = {['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1,
 
 typedef struct {
     Py_ssize_t keys_begin; /* index into the key table of this object's first key */
+    uint64_t seen;         /* one bit per key of this object, by a hash of it: keys compared only on a hit */
     char is_object;
     char want_key; /* the next string is a key */
 } Frame;
@@ -83,11 +85,16 @@ keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frame
                 if (escaped || nkeys - top->keys_begin >= MAX_KEYS) {
                     return 0; /* an escaped key may equal another one spelled differently */
                 }
-                for (Py_ssize_t k = top->keys_begin; k < nkeys; k++) {
-                    if (keys[k].length == length && memcmp(text + keys[k].start, text + pos, length) == 0) {
-                        return 0;
+                uint64_t bit = (uint64_t)1 << ((length * 7 + (unsigned char)text[pos + 1] * 3 +
+                                                 (unsigned char)text[end - 2]) & 63);
+                if (top->seen & bit) {
+                    for (Py_ssize_t k = top->keys_begin; k < nkeys; k++) {
+                        if (keys[k].length == length && memcmp(text + keys[k].start, text + pos, length) == 0) {
+                            return 0;
+                        }
                     }
                 }
+                top->seen |= bit;
                 if (nkeys == max_keys) {
                     return -1;
                 }
@@ -106,6 +113,7 @@ keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frame
                 return -1;
             }
             frames[depth].keys_begin = nkeys;
+            frames[depth].seen = 0;
             frames[depth].is_object = c == '{';
             frames[depth].want_key = c == '{';
             depth++;
@@ -125,7 +133,7 @@ keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frame
 }
 
 PyDoc_STRVAR(plain_keys_doc,
-"plain_keys(text, /, max_depth)\n--\n\n"
+"plain_keys(text, max_depth, /)\n--\n\n"
 "True when no object in the JSON text ``text`` (bytes, or a str read as UTF-8) repeats a key and nothing\n"
 "nests deeper than ``max_depth`` (the top value is level 1); False when not sure (a key written with an\n"
 "escape, more than 64 keys in one object, a text that is not JSON or not UTF-8).");
@@ -158,12 +166,15 @@ scan(const char *text, Py_ssize_t size, Py_ssize_t max_depth)
 }
 
 static PyObject *
-plain_keys(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+plain_keys(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    static char *names[] = {"", "max_depth", NULL};
-    PyObject *source;
-    Py_ssize_t max_depth;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "On:plain_keys", names, &source, &max_depth)) {
+    if (nargs != 2 || !PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "plain_keys(text: bytes | str, max_depth: int)");
+        return NULL;
+    }
+    PyObject *source = args[0];
+    Py_ssize_t max_depth = PyLong_AsSsize_t(args[1]);
+    if (max_depth == -1 && PyErr_Occurred()) {
         return NULL;
     }
     if (max_depth < 0) {
@@ -318,21 +329,25 @@ id_new(Checks *self, PyObject *obj, PyObject *ids)
     return added;
 }
 
-PyDoc_STRVAR(clean_doc,
-"clean(objects, /, written, distinct_ids)\n--\n\n"
-"True when every Struct of the list ``objects`` is clean as written: no free string (alone or in a list) has\n"
-"whitespace at an edge, no end line is before its line, every path is one of the collection ``written``\n"
-"(``written=None``: paths are not looked at) and, with ``distinct_ids``, no two share an id. An object of\n"
-"another type than the Checks' is never clean.");
+PyDoc_STRVAR(first_unclean_doc,
+"first_unclean(objects, written, distinct_ids, start, /)\n--\n\n"
+"The index of the first Struct of the list ``objects``, from ``start`` on, that is not clean as written, or\n"
+"None when all are. Clean: no free string (alone or in a list) has whitespace at an edge, the end line is not\n"
+"before the line, the path is one of the collection ``written`` (``written=None``: paths are not looked at)\n"
+"and, with ``distinct_ids``, its id is not one an earlier object from ``start`` on has. An object of another\n"
+"type than the Checks' is never clean.");
 
 static PyObject *
-Checks_clean(Checks *self, PyObject *args, PyObject *kwargs)
+Checks_first_unclean(Checks *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    static char *names[] = {"", "written", "distinct_ids", NULL};
-    PyObject *objects, *written;
-    int distinct_ids;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!Op:clean", names, &PyList_Type, &objects, &written,
-                                     &distinct_ids)) {
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyLong_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "first_unclean(objects: list, written, distinct_ids: bool, start: int)");
+        return NULL;
+    }
+    PyObject *objects = args[0], *written = args[1];
+    int distinct_ids = PyObject_IsTrue(args[2]);
+    Py_ssize_t start = PyLong_AsSsize_t(args[3]);
+    if (distinct_ids < 0 || (start == -1 && PyErr_Occurred())) {
         return NULL;
     }
     PyObject *ids = NULL;
@@ -340,8 +355,9 @@ Checks_clean(Checks *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     int clean = 1;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(objects) && clean == 1; i++) {
-        PyObject *obj = PyList_GET_ITEM(objects, i);
+    Py_ssize_t index = start < 0 ? 0 : start;
+    for (; index < PyList_GET_SIZE(objects); index++) {
+        PyObject *obj = PyList_GET_ITEM(objects, index);
         if (Py_TYPE(obj) != self->type) {
             clean = 0;
             break;
@@ -358,12 +374,18 @@ Checks_clean(Checks *self, PyObject *args, PyObject *kwargs)
             clean = id_new(self, obj, ids);
         }
         Py_DECREF(obj);
+        if (clean != 1) {
+            break;
+        }
     }
     Py_XDECREF(ids);
     if (clean < 0) {
         return NULL;
     }
-    return PyBool_FromLong(clean);
+    if (clean == 1) {
+        Py_RETURN_NONE;
+    }
+    return PyLong_FromSsize_t(index);
 }
 
 /* The member descriptor of ``name`` on the Struct type, or None for None; NULL with an exception otherwise. */
@@ -509,7 +531,7 @@ Checks_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kw
 }
 
 static PyMethodDef Checks_methods[] = {
-    {"clean", (PyCFunction)(void (*)(void))Checks_clean, METH_VARARGS | METH_KEYWORDS, clean_doc},
+    {"first_unclean", (PyCFunction)(void (*)(void))Checks_first_unclean, METH_FASTCALL, first_unclean_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -534,7 +556,7 @@ static PyTypeObject ChecksType = {
 };
 
 static PyMethodDef module_methods[] = {
-    {"plain_keys", (PyCFunction)(void (*)(void))plain_keys, METH_VARARGS | METH_KEYWORDS, plain_keys_doc},
+    {"plain_keys", (PyCFunction)(void (*)(void))plain_keys, METH_FASTCALL, plain_keys_doc},
     {NULL, NULL, 0, NULL},
 };
 

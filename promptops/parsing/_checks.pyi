@@ -1,7 +1,7 @@
 from collections.abc import Collection
 from typing import Any
 
-def plain_keys(data: bytes, /, max_depth: int) -> bool: ...
+def plain_keys(text: bytes | str, max_depth: int, /) -> bool: ...
 
 class Checks:
     def __init__(
@@ -16,4 +16,6 @@ class Checks:
         id: str | None,
         unset: Any,
     ) -> None: ...
-    def clean(self, objects: list[Any], /, written: Collection[str] | None, distinct_ids: bool) -> bool: ...
+    def first_unclean(
+        self, objects: list[Any], written: Collection[str] | None, distinct_ids: bool, start: int, /
+    ) -> int | None: ...

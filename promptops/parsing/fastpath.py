@@ -39,6 +39,10 @@ class FastPath:
         self._items_of = typed.items
         self._max_findings = max_findings
         self._max_depth = max_depth
+        self._top_unclean = typed.top_checks.first_unclean
+        self._items_unclean = typed.item_checks.first_unclean
+        self._plain_paths = typed.plain_paths
+        self._plain_keys = typed.plain_keys
         self._versions_ok: dict[tuple[Any, Any], bool] = {}
 
     def accept(
@@ -60,7 +64,13 @@ class FastPath:
         if not known:
             return None
         items = self._items_of(obj)
-        if len(items) > self._max_findings or not self._typed.clean(obj, items, data, changed, self._max_depth):
+        # The decline tests (typed.py, _checks.c), called here directly: this runs once per clean response.
+        if (
+            len(items) > self._max_findings
+            or self._top_unclean([obj], None, False, 0) is not None
+            or self._items_unclean(items, changed.written(self._plain_paths), True, 0) is not None
+            or not self._plain_keys(data, self._max_depth)
+        ):
             return None
         return ParseOutcome.clean([], obj, versions, len(items))
 

@@ -21,6 +21,15 @@ from promptops.parsing.diagnostics import Code
 from promptops.shape import FieldRule, json_equal, json_type_of
 
 RANK_TYPE, RANK_CONSTRAINT, RANK_ENUM, RANK_LINE, RANK_RANGE = range(5)
+# JSON type names by Python type, for the common case (floats and subclasses go through json_type_of).
+_JSON_TYPES: dict[type, str] = {
+    str: "string",
+    int: "integer",
+    bool: "boolean",
+    type(None): "null",
+    list: "array",
+    dict: "object",
+}
 _INTEGRAL_STRING = re.compile(r"[+-]?[0-9]+(?:\.0+)?\Z")
 
 
@@ -61,7 +70,7 @@ def check_value(
 ) -> Any:
     """The checked value of member ``key`` under path ``base`` (coercions appended to ``applied``), or a
     Problem. The member's path is only spelled out when something is reported."""
-    if coercions.trim_strings and type(value) is str:
+    if type(value) is str and coercions.trim_strings:
         trimmed = value.strip()
         if len(trimmed) != len(value):
             where = paths.at(base, key)
@@ -84,6 +93,8 @@ def check_value(
 
 
 def _line_number(value: Any, base: str | None, key: str | int, coercions: Coercions, applied: list[Coercion]) -> Any:
+    if type(value) is int and value >= 1:
+        return value
     if coercions.numeric_lines:
         if type(value) is str and _INTEGRAL_STRING.match(value):
             number = int(value.split(".", 1)[0])
@@ -110,9 +121,10 @@ def _violation(
 ) -> Problem | None:
     if rule.fallback is not None:
         return _fallback_violation(rule, value, paths.at(base, key))
-    kind = json_type_of(value)
-    if rule.types and kind not in rule.types and not (kind == "integer" and "number" in rule.types):
-        expected = " or ".join(sorted(rule.types))
+    kind = _JSON_TYPES.get(type(value)) or json_type_of(value)
+    types = rule.types
+    if types and kind not in types and not (kind == "integer" and "number" in types):
+        expected = " or ".join(sorted(types))
         where = paths.at(base, key)
         return Problem(RANK_TYPE, Code.INVALID_FIELD, where, f"{where}: expected {expected}, got {_show(value)}")
     if rule.enum is not None and not (
@@ -122,6 +134,8 @@ def _violation(
         where = paths.at(base, key)
         return Problem(RANK_ENUM, Code.INVALID_ENUM, where, f"{where}: {_show(value)} is not one of {allowed}")
     if kind == "string":
+        if rule.min_length is None and rule.max_length is None and rule.pattern is None:
+            return None
         return _string_violation(rule, value, base, key)
     if kind in ("integer", "number"):
         return _number_violation(rule, value, base, key)
@@ -178,6 +192,14 @@ def schema_pattern(compiled: str) -> str:
 
 
 def _number_violation(rule: FieldRule, value: float, base: str | None, key: str | int) -> Problem | None:
+    if (
+        rule.minimum is None
+        and rule.maximum is None
+        and rule.exclusive_minimum is None
+        and rule.exclusive_maximum is None
+        and rule.multiple_of is None
+    ):
+        return None
     bounds = (
         (rule.minimum, operator.ge, ">="),
         (rule.maximum, operator.le, "<="),

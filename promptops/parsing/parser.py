@@ -12,7 +12,6 @@ Both give the same outcome for every input; ``fast_path=False`` runs the diagnos
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable
 
@@ -54,7 +53,8 @@ class Parser:
         typed = {v: TypedShape.build(contract, contract.shape(v)) for v in readable} if fast_path else {}
         self._plain: Callable[[str], bool] | None = None
         if fast_path and checks is not None:
-            self._plain = functools.partial(checks.plain_keys, max_depth=limits.max_depth)
+            plain_keys, max_depth = checks.plain_keys, limits.max_depth
+            self._plain = lambda text: plain_keys(text, max_depth)
         self._validator = Validator(contract, self.policy, gate, typed, MAX_FINDINGS)
         fields = contract.versions
         self._needs_request_versions = fields.schema is None or fields.prompt is None
@@ -90,7 +90,7 @@ class Parser:
         when many responses share them). ``schema_version``/``prompt_version`` state what the request asked
         for, and are required for contracts whose output carries no version fields.
         """
-        changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
+        changed = changed_files if type(changed_files) is ChangedFiles else ChangedFiles(changed_files)
         request_versions: tuple[str, str] | None = None
         if self._needs_request_versions:
             if schema_version is None or prompt_version is None:
@@ -99,7 +99,8 @@ class Parser:
                     f"contract {name}: responses carry no versions; pass schema_version and prompt_version"
                 )
             request_versions = (schema_version, prompt_version)
-        data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+        kind = type(raw)
+        data = raw if kind is bytes else raw.encode("utf-8", "surrogatepass") if kind is str else bytes(raw)
         if len(data) > self._max_bytes:
             message = f"response is {len(data)} bytes, over the {self._max_bytes}-byte limit"
             return _rejected(Rejection(Code.TOO_LARGE, message), request_versions)
@@ -108,7 +109,10 @@ class Parser:
             if tokens > MAX_TOKENS:
                 message = f"response holds {tokens} quotes, brackets and tags, over the limit of {MAX_TOKENS}"
                 return _rejected(Rejection(Code.TOO_LARGE, message), request_versions)
-        outcome = self._accept(data, changed, request_versions)
+        guess = self._guess
+        outcome = guess.accept(data, changed, request_versions) if guess is not None else None
+        if outcome is None:
+            outcome = self._accept(data, changed, request_versions, guess)
         if outcome is not None:
             return outcome
         text = decode_text(data)
@@ -120,20 +124,20 @@ class Parser:
         return self._validator.validate(document, changed, request_versions)
 
     def _accept(
-        self, data: bytes, changed: ChangedFiles, request_versions: tuple[str, str] | None
+        self,
+        data: bytes,
+        changed: ChangedFiles,
+        request_versions: tuple[str, str] | None,
+        tried: FastPath | None,
     ) -> ParseOutcome | None:
-        """The fast path's outcome, or None when it declines (or there is none for this response)."""
-        if self._only_fast is not None:
-            return self._only_fast.accept(data, changed, request_versions)
-        # Traffic declares one version for long runs: the fast path that accepted last is tried first, and the
-        # declared version is looked for only when it declines.
-        guess = self._guess
-        if guess is not None and request_versions is None:
-            outcome = guess.accept(data, changed, request_versions)
-            if outcome is not None:
-                return outcome
-        fast = self._fast_path_for(data, request_versions)
-        if fast is None or fast is guess:
+        """The outcome of the fast path for the declared schema version (``tried`` declined already), or None
+        when it declines or there is none.
+
+        Traffic declares one version for long runs: the fast path that accepted last (``self._guess``) is tried
+        first, in ``parse``, and the declaration is looked for only when it declines.
+        """
+        fast = self._only_fast or self._fast_path_for(data, request_versions)
+        if fast is None or fast is tried:
             return None
         outcome = fast.accept(data, changed, request_versions)
         if outcome is not None and request_versions is None:

@@ -54,6 +54,7 @@ class TypedShape:
         # Paths are compared before any coercion: when backslashes become "/", a path holding one is never in
         # place as written (ChangedFiles.written), whatever the changed files' names.
         self.plain_paths = roles.path is not None and contract.coercions.path_separators
+        self.plain_keys = _checks.plain_keys  # repeated keys and depth, on the text
 
         def attr(name: str | None) -> str | None:
             return item_names.get(name) if name is not None else None
@@ -95,27 +96,19 @@ class TypedShape:
         except (_Inexpressible, TypeError):
             return None
 
-    def clean(self, obj: Any, items: list[Any], data: bytes, changed: ChangedFiles, max_depth: int) -> bool:
-        """A decoded response is clean as written (``data`` is the text it was decoded from): no free string
-        with whitespace at an edge, every finding in place with distinct ids, no end line before its line, no
-        key repeated, nothing nested deeper than ``max_depth``."""
-        return (
-            self.top_checks.clean([obj], None, False)
-            and self.item_checks.clean(items, changed.written(self.plain_paths), True)
-            and _checks.plain_keys(data, max_depth=max_depth)
-        )
-
     def as_written(self, items: list[Any], changed: ChangedFiles) -> list[dict[str, Any] | None]:
         """For each decoded finding, its result (members in schema order) when it passes every rule as written
-        (no coercion, no drop, no note), else None. The rules are checked on all the findings the Structs take
-        at once, and one by one only when some finding fails them."""
+        (no coercion, no drop, no note), else None."""
         structs = list(map(self._struct_of, items))
         taken = [struct for struct in structs if struct is not None]
         written = changed.written(self.plain_paths)
-        clean = self.item_checks.clean
-        if not clean(taken, written, False):
-            structs = [s if s is not None and clean([s], written, False) else None for s in structs]
-        return [None if struct is None else _to_builtins(struct) for struct in structs]
+        first_unclean = self.item_checks.first_unclean
+        unclean: set[int] = set()  # ids of the Structs that are not
+        index = first_unclean(taken, written, False, 0)
+        while index is not None:
+            unclean.add(id(taken[index]))
+            index = first_unclean(taken, written, False, index + 1)
+        return [None if s is None or id(s) in unclean else _to_builtins(s) for s in structs]
 
     def _struct_of(self, item: Any) -> Any:
         try:

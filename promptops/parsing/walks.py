@@ -1,12 +1,13 @@
 """Bracket walks over JSON text for the diagnostic path's reader (jsontext.py): where an object or array ends,
 and how deep it nests. Strings are skipped as JSON strings, so brackets inside them do not count. Each walk is
-linear in the text it covers (one regex search per structural character)."""
+linear in the text it covers: one possessive regex match runs from bracket to bracket, strings included."""
 
 from __future__ import annotations
 
 import re
 
-_STRUCTURAL = re.compile(r'["{}\[\]]')
+# Everything up to the next bracket outside strings (or to an unclosed string's opening quote, or the end).
+_TO_BRACKET = re.compile(r'(?:[^"{}\[\]]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
 # A string's body and closing quote; possessive, so a string cut off is given up on in one linear pass.
 _STRING_BODY = re.compile(r'(?:[^"\\]++|\\.)*+"', re.DOTALL)
 CUT = -1  # positions: the text ends inside the value
@@ -27,23 +28,20 @@ def span(text: str, start: int) -> tuple[int, int]:
     """``span_end`` and the deepest nesting reached on the way (to the end of the text when it is cut)."""
     depth = deepest = 0
     pos = start
+    end = len(text)
+    to_bracket = _TO_BRACKET.match
     while True:
-        match = _STRUCTURAL.search(text, pos)
-        if match is None:
+        pos = to_bracket(text, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
+        if pos >= end or text[pos] == '"':
             return CUT, deepest
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = string_end(text, pos)
-            if pos < 0:
-                return CUT, deepest
-        elif char in "{[":
+        if text[pos] in "{[":
             depth += 1
             deepest = max(deepest, depth)
         else:
             depth -= 1
             if depth == 0:
-                return pos, deepest
+                return pos + 1, deepest
+        pos += 1
 
 
 def deeper_than(text: str, max_depth: int) -> bool:
@@ -52,17 +50,16 @@ def deeper_than(text: str, max_depth: int) -> bool:
         return False  # cannot nest deeper than the brackets it has: the common case, decided in C
     depth = 0
     pos = 0
-    while (match := _STRUCTURAL.search(text, pos)) is not None:
-        char = match.group()
-        pos = match.end()
-        if char == '"':
-            pos = string_end(text, pos)
-            if pos < 0:
-                return False
-        elif char in "{[":
+    end = len(text)
+    to_bracket = _TO_BRACKET.match
+    while True:
+        pos = to_bracket(text, pos).end()  # type: ignore[union-attr]
+        if pos >= end or text[pos] == '"':
+            return False
+        if text[pos] in "{[":
             depth += 1
             if depth > max_depth:
                 return True
         else:
             depth -= 1
-    return False
+        pos += 1
