@@ -65,6 +65,8 @@ keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frame
            Span *keys, Py_ssize_t max_keys)
 {
     Py_ssize_t depth = 0, nkeys = 0;
+    /* Keys are compared as written: one written with an escape may equal another spelled differently. */
+    int escapes = size > 0 && memchr(text, '\\', (size_t)size) != NULL;
     for (Py_ssize_t pos = 0; pos < size; pos++) {
         while (pos < size && !STRUCTURAL[(unsigned char)text[pos]]) {
             pos++; /* white space, numbers, literals, colons */
@@ -81,9 +83,9 @@ keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frame
             Frame *top = depth > 0 ? &frames[depth - 1] : NULL;
             if (top != NULL && top->is_object && top->want_key) {
                 Py_ssize_t length = end - pos;
-                int escaped = memchr(text + pos, '\\', (size_t)length) != NULL;
-                if (escaped || nkeys - top->keys_begin >= MAX_KEYS) {
-                    return 0; /* an escaped key may equal another one spelled differently */
+                if (nkeys - top->keys_begin >= MAX_KEYS ||
+                    (escapes && memchr(text + pos, '\\', (size_t)length) != NULL)) {
+                    return 0;
                 }
                 uint64_t bit = (uint64_t)1 << ((length * 7 + (unsigned char)text[pos + 1] * 3 +
                                                  (unsigned char)text[end - 2]) & 63);
@@ -226,16 +228,19 @@ member(Checks *self, PyObject *obj, PyObject *descriptor)
 static int
 has_edge_space(PyObject *text)
 {
-    Py_ssize_t length = PyUnicode_GetLength(text);
-    if (length <= 0) {
-        return length < 0 ? -1 : 0;
-    }
-    Py_UCS4 first = PyUnicode_ReadChar(text, 0);
-    Py_UCS4 last = PyUnicode_ReadChar(text, length - 1);
-    if (PyErr_Occurred()) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {
         return -1;
     }
-    return Py_UNICODE_ISSPACE(first) || Py_UNICODE_ISSPACE(last);
+#endif
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    if (length == 0) {
+        return 0;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    return Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, 0)) ||
+           Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, length - 1));
 }
 
 /* 1 when every free string of obj is free of edge whitespace, 0 when not, -1 on error. */

@@ -46,7 +46,7 @@ class Coercion(NamedTuple):
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Role:
     """How a field is treated beyond its schema rule."""
 

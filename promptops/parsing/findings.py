@@ -132,14 +132,15 @@ class Findings:
                     ignored.append(ignored_note(where, shape))
         out: dict[str, Any] = {}
         problems: list[Problem] = []
+        roles, coercions = self._roles, self._coercions
         for key, value in item.items():
             rule = rules.get(key)
             if rule is None:
                 if object_shape.additional:
                     out[key] = value
                 continue
-            checked = check_value(rule, value, base, key, self._roles.get(key, PLAIN), self._coercions, applied)
-            if isinstance(checked, Problem):
+            checked = check_value(rule, value, base, key, roles.get(key, PLAIN), coercions, applied)
+            if type(checked) is Problem:
                 problems.append(checked)
             else:
                 out[key] = checked
