@@ -121,7 +121,7 @@ keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frame
             depth++;
         }
         else if (c == '}' || c == ']') {
-            if (depth == 0) {
+            if (depth == 0 || frames[depth - 1].is_object != (c == '}')) {
                 return 0;
             }
             depth--;
@@ -131,14 +131,16 @@ keys_plain(const char *text, Py_ssize_t size, Py_ssize_t max_depth, Frame *frame
             frames[depth - 1].want_key = 1;
         }
     }
-    return depth == 0;
+    return depth == 0 && size > 0;
 }
 
 PyDoc_STRVAR(plain_keys_doc,
 "plain_keys(text, max_depth, /)\n--\n\n"
 "True when no object in the JSON text ``text`` (bytes, or a str read as UTF-8) repeats a key and nothing\n"
 "nests deeper than ``max_depth`` (the top value is level 1); False when not sure (a key written with an\n"
-"escape, more than 64 keys in one object, a text that is not JSON or not UTF-8).");
+"escape, more than 64 keys in one object, unbalanced brackets, a str that is not UTF-8). The text must be\n"
+"JSON (the parser calls it on text msgspec has decoded): on other text the answer means nothing, but the\n"
+"scan stays within the text.");
 
 /* keys_plain with tables large enough: 1 or 0. */
 static int
@@ -278,7 +280,7 @@ strings_plain(Checks *self, PyObject *obj)
     return 1;
 }
 
-/* 1 when obj's end line is absent or not before its line, 0 when before, -1 on error. */
+/* 1 when obj's end line is absent or not before its line, 0 when before (or not comparable), -1 on error. */
 static int
 lines_in_order(Checks *self, PyObject *obj)
 {
@@ -301,10 +303,14 @@ lines_in_order(Checks *self, PyObject *obj)
     int before = line == self->unset ? 0 : PyObject_RichCompareBool(end, line, Py_LT);
     Py_DECREF(end);
     Py_DECREF(line);
-    return before < 0 ? -1 : !before;
+    if (before < 0) {
+        PyErr_Clear(); /* values that do not compare: not sure */
+        return 0;
+    }
+    return !before;
 }
 
-/* 1 when obj's path is absent or one of ``written``, 0 when not, -1 on error. */
+/* 1 when obj's path is absent or one of ``written``, 0 when not (or not comparable), -1 on error. */
 static int
 path_written(Checks *self, PyObject *obj, PyObject *written)
 {
@@ -317,10 +323,15 @@ path_written(Checks *self, PyObject *obj, PyObject *written)
     }
     int found = path == self->unset ? 1 : PySequence_Contains(written, path);
     Py_DECREF(path);
+    if (found < 0) {
+        PyErr_Clear();
+        return 0;
+    }
     return found;
 }
 
-/* 1 when obj's id was not in ``ids`` (it is added), 0 when it was, -1 on error. */
+/* 1 when obj's id is new in ``ids`` (added) or is no id the duplicate-id rule compares (not a str, or empty),
+   0 when it was there already or has whitespace at an edge (that rule compares ids trimmed), -1 on error. */
 static int
 id_new(Checks *self, PyObject *obj, PyObject *ids)
 {
@@ -328,8 +339,17 @@ id_new(Checks *self, PyObject *obj, PyObject *ids)
     if (id == NULL) {
         return -1;
     }
-    Py_ssize_t before = PySet_GET_SIZE(ids);
-    int added = PySet_Add(ids, id) < 0 ? -1 : PySet_GET_SIZE(ids) > before;
+    int added = 1;
+    if (PyUnicode_Check(id) && PyUnicode_GetLength(id) > 0) {
+        added = has_edge_space(id);
+        if (added == 0) {
+            Py_ssize_t before = PySet_GET_SIZE(ids);
+            added = PySet_Add(ids, id) < 0 ? -1 : PySet_GET_SIZE(ids) > before;
+        }
+        else if (added == 1) {
+            added = 0;
+        }
+    }
     Py_DECREF(id);
     return added;
 }
@@ -405,14 +425,14 @@ descriptor_of(PyTypeObject *type, PyObject *name)
         PyErr_SetString(PyExc_TypeError, "Checks: member names must be str or None");
         return NULL;
     }
-    PyObject *found = PyDict_GetItemWithError(type->tp_dict, name);
-    if (found == NULL || Py_TYPE(found)->tp_descr_get == NULL) {
-        if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_TypeError, "Checks: %R has no member %R", type, name);
-        }
+    /* On the class, a member descriptor is returned as itself. */
+    PyObject *found = PyObject_GetAttr((PyObject *)type, name);
+    if (found == NULL || !PyObject_TypeCheck(found, &PyMemberDescr_Type)) {
+        Py_XDECREF(found);
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "Checks: %R has no member %R", type, name);
         return NULL;
     }
-    Py_INCREF(found);
     return found;
 }
 
@@ -449,23 +469,19 @@ Checks_init(Checks *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     PyTypeObject *struct_type = (PyTypeObject *)type;
-    PyObject *values[] = {
-        descriptors_of(struct_type, strings), descriptors_of(struct_type, string_lists),
-        descriptor_of(struct_type, line),     descriptor_of(struct_type, end_line),
-        descriptor_of(struct_type, path),     descriptor_of(struct_type, id),
-    };
-    PyObject **slots[] = {&self->strings, &self->string_lists, &self->line, &self->end_line, &self->path, &self->id};
-    int ok = 1;
-    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
-        ok = ok && values[i] != NULL;
-    }
-    if (!ok) {
-        for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
-            Py_XDECREF(values[i]);
+    PyObject *names_of[] = {strings, string_lists, line, end_line, path, id};
+    PyObject *values[6] = {NULL};
+    for (size_t i = 0; i < 6; i++) { /* stop at the first bad argument, its error set */
+        values[i] = i < 2 ? descriptors_of(struct_type, names_of[i]) : descriptor_of(struct_type, names_of[i]);
+        if (values[i] == NULL) {
+            for (size_t j = 0; j < i; j++) {
+                Py_DECREF(values[j]);
+            }
+            return -1;
         }
-        return -1;
     }
-    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+    PyObject **slots[] = {&self->strings, &self->string_lists, &self->line, &self->end_line, &self->path, &self->id};
+    for (size_t i = 0; i < 6; i++) {
         Py_XSETREF(*slots[i], values[i]);
     }
     Py_INCREF(type);
@@ -514,13 +530,11 @@ Checks_dealloc(Checks *self)
 static PyObject *
 Checks_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs))
 {
-    /* Until __init__ runs, a Checks checks nothing and finds every object of another type (NoneType). */
+    /* Until __init__ runs, a Checks has no Struct type (NULL): every object is of another type, never clean. */
     Checks *self = (Checks *)type->tp_alloc(type, 0);
     if (self == NULL) {
         return NULL;
     }
-    self->type = Py_TYPE(Py_None);
-    Py_INCREF(self->type);
     self->strings = PyTuple_New(0);
     self->string_lists = PyTuple_New(0);
     PyObject **slots[] = {&self->line, &self->end_line, &self->path, &self->id, &self->unset};

@@ -90,7 +90,7 @@ class Parser:
         when many responses share them). ``schema_version``/``prompt_version`` state what the request asked
         for, and are required for contracts whose output carries no version fields.
         """
-        changed = changed_files if type(changed_files) is ChangedFiles else ChangedFiles(changed_files)
+        changed = changed_files if isinstance(changed_files, ChangedFiles) else ChangedFiles(changed_files)
         request_versions: tuple[str, str] | None = None
         if self._needs_request_versions:
             if schema_version is None or prompt_version is None:
@@ -99,8 +99,12 @@ class Parser:
                     f"contract {name}: responses carry no versions; pass schema_version and prompt_version"
                 )
             request_versions = (schema_version, prompt_version)
-        kind = type(raw)
-        data = raw if kind is bytes else raw.encode("utf-8", "surrogatepass") if kind is str else bytes(raw)
+        if type(raw) is bytes:
+            data = raw
+        elif isinstance(raw, str):
+            data = raw.encode("utf-8", "surrogatepass")
+        else:
+            data = bytes(raw)
         if len(data) > self._max_bytes:
             message = f"response is {len(data)} bytes, over the {self._max_bytes}-byte limit"
             return _rejected(Rejection(Code.TOO_LARGE, message), request_versions)
