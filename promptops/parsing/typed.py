@@ -100,15 +100,16 @@ class TypedShape:
         """For each decoded finding, its result (members in schema order) when it passes every rule as written
         (no coercion, no drop, no note), else None."""
         structs = list(map(self._struct_of, items))
-        taken = [struct for struct in structs if struct is not None]
         written = changed.written(self.plain_paths)
         first_unclean = self.item_checks.first_unclean
-        unclean: set[int] = set()  # ids of the Structs that are not
-        index = first_unclean(taken, written, False, 0)
+        # A finding msgspec does not take is None here, and None is never clean: first_unclean stops at it.
+        index = first_unclean(structs, written, False, 0)
         while index is not None:
-            unclean.add(id(taken[index]))
-            index = first_unclean(taken, written, False, index + 1)
-        return [None if s is None or id(s) in unclean else _to_builtins(s) for s in structs]
+            structs[index] = None
+            index = first_unclean(structs, written, False, index + 1)
+        if None not in structs:
+            return _to_builtins(structs)  # type: ignore[no-any-return]  # one call for the whole list
+        return [None if s is None else _to_builtins(s) for s in structs]
 
     def _struct_of(self, item: Any) -> Any:
         try:
