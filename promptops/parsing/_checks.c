@@ -4,13 +4,13 @@
  * the response to the diagnostic path (promptops/parsing/), which decides every outcome. Each test is the fast
  * path's half of one rule whose other half lives in the diagnostic path (docs/parser.md names both):
  *
- *   plain_keys(data, max_depth)   repeated keys (duplicates.py) and nesting depth (walks.deeper_than), on the
+ *   plain_keys(text, max_depth)   repeated keys (duplicates.py) and nesting depth (walks.deeper_than), on the
  *                                 raw text of a response msgspec has already decoded
  *   Checks(...).first_unclean()   trimming (fields.check_value), end line before line (findings._placement),
  *                                 paths as written (reconcile.ChangedFiles) and distinct ids
  *                                 (diagnostics.duplicate_ids), on decoded msgspec Structs
  *
- * Only the public, stable C API is used; members are read by attribute name.
+ * Only the public C API is used: Struct members are read through the Struct type's own member descriptors.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,4 +1,4 @@
-"""The C extensions are optional for users (pure-Python code takes over, with identical results) but never in CI:
+"""The C extensions are optional for users (Python code takes over, with identical results) but never in CI:
 a C file that does not compile must fail the run, not silently skip its tests. Here a missing build or compiler
 is a skip, which tests/conftest.py turns into a failure under CI=true."""
 
