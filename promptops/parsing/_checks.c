@@ -527,28 +527,6 @@ Checks_dealloc(Checks *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *
-Checks_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs))
-{
-    /* Until __init__ runs, a Checks has no Struct type (NULL): every object is of another type, never clean. */
-    Checks *self = (Checks *)type->tp_alloc(type, 0);
-    if (self == NULL) {
-        return NULL;
-    }
-    self->strings = PyTuple_New(0);
-    self->string_lists = PyTuple_New(0);
-    PyObject **slots[] = {&self->line, &self->end_line, &self->path, &self->id, &self->unset};
-    for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
-        Py_INCREF(Py_None);
-        *slots[i] = Py_None;
-    }
-    if (self->strings == NULL || self->string_lists == NULL) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-}
-
 static PyMethodDef Checks_methods[] = {
     {"first_unclean", (PyCFunction)(void (*)(void))Checks_first_unclean, METH_FASTCALL, first_unclean_doc},
     {NULL, NULL, 0, NULL},
@@ -566,7 +544,7 @@ static PyTypeObject ChecksType = {
     .tp_basicsize = sizeof(Checks),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = Checks_doc,
-    .tp_new = Checks_new,
+    .tp_new = PyType_GenericNew, /* all members NULL: no Struct type, so nothing is clean until __init__ ran */
     .tp_init = (initproc)Checks_init,
     .tp_dealloc = (destructor)Checks_dealloc,
     .tp_traverse = (traverseproc)Checks_traverse,
