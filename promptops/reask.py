@@ -219,7 +219,7 @@ class Asker:
         """The prompt ``ask`` renders: ``version`` when given; else the release the parser policy pins when
         its frozen snapshot exists (what ``render --version`` renders), else None for the head template.
 
-        The head may run ahead of the release the parser serves (review-result's head pins 1.1.0 while its
+        The head may run ahead of the release the parser serves (review-result's head pins 1.1.1 while its
         policy pins 1.0.0); rendering it would get every answer refused, so the policy decides.
         """
         if version is not None:

@@ -179,10 +179,10 @@ def test_a_model_must_return_text() -> None:
 
 
 def test_by_default_the_release_the_policy_pins_is_rendered_not_the_head() -> None:
-    # review-result's head pins 1.1.0 / 1.1 while contract.yaml's policy still pins release 1.0.0.
+    # review-result's head pins 1.1.1 / 1.1 while contract.yaml's policy still pins release 1.0.0.
     renderer = Renderer(REPO_ROOT)
     contract = load_contract(REPO_ROOT, "review-result")
-    assert renderer.pins(renderer.resolve(contract)).prompt_text == "1.1.0"
+    assert renderer.pins(renderer.resolve(contract)).prompt_text == "1.1.1"
     loop, _ = asker("review-result")
     model = Script(json.dumps(response([finding(1)])))  # a faithful answer to the 1.0.0 prompt
 
@@ -213,8 +213,8 @@ def test_without_a_snapshot_of_the_pinned_release_the_head_is_rendered() -> None
 @pytest.mark.parametrize(
     ("version", "overrides", "refused"),
     [
-        # The head's pins: the answer would declare 1.1.0, which the default policy (1.0.0) refuses.
-        (PromptVersion(1, 1, 0), {}, r"prompt_version 1.1.0 \(pinned 1.0.0\)"),
+        # The head's pins: the answer would declare 1.1.1, which the default policy (1.0.0) refuses.
+        (PromptVersion(1, 1, 1), {}, r"prompt_version 1.1.1 \(pinned 1.0.0\)"),
         (None, {"schema_floor": SchemaVersion(1, 1)}, r"schema_version 1.0 \(floor 1.1\)"),
     ],
 )

@@ -108,18 +108,24 @@ def _lint_stage(workspace: Path) -> Stage:
 
 
 def _release_stages(workspace: Path, history: tuple[ReleaseStep, ...], start: datetime) -> Iterator[Stage]:
-    """Cut every release but the last quietly, then the last one: schema diff, a refused bump, the cut."""
+    """Cut the releases before the last schema change quietly, then that one: schema diff, a refused bump, the
+    cut; then each later release (a patch on the same schema) with its own cut. The last is cut at ``start``."""
+    shown = _last_schema_change(history)
+
+    def when(index: int) -> datetime:
+        return start - timedelta(days=10 * (len(history) - 1 - index))
+
     cut_lines = []
-    for index, step in enumerate(history[:-1]):
+    for index, step in enumerate(history[:shown]):
         if index:
             install(workspace, step)
-        cut_lines.append(_cut(workspace, step, start - timedelta(days=30 - 10 * index)))
+        cut_lines.append(_cut(workspace, step, when(index)))
     yield Stage("Release history", f"promptops release cut --contract {CONTRACT}", tuple(cut_lines))
-    latest, previous = history[-1], history[-2]
+    latest, previous = history[shown], history[shown - 1]
     yield _schema_stage(workspace, latest, previous)
     patch = _next_patch(previous.version)
     install(workspace, latest, prompt_version=patch)
-    refused = plan_cut(workspace, CutRequest(CONTRACT, _stamp(start), latest.note))
+    refused = plan_cut(workspace, CutRequest(CONTRACT, _stamp(when(shown)), latest.note))
     yield Stage(
         f"Cut {patch} (a patch bump)",
         f"promptops release cut --contract {CONTRACT}",
@@ -129,12 +135,22 @@ def _release_stages(workspace: Path, history: tuple[ReleaseStep, ...], start: da
         {"refusals": list(refused.refusals)},
         ok=False,
     )
-    install(workspace, latest)
-    yield Stage(
-        f"Cut {latest.version}",
-        f"promptops release cut --contract {CONTRACT}",
-        (_cut(workspace, latest, start),),
-    )
+    for index in range(shown, len(history)):
+        install(workspace, history[index])
+        yield Stage(
+            f"Cut {history[index].version}",
+            f"promptops release cut --contract {CONTRACT}",
+            (_cut(workspace, history[index], when(index)),),
+        )
+
+
+def _last_schema_change(history: tuple[ReleaseStep, ...]) -> int:
+    """The index of the last release that targets another schema than the one before it (its schema diff and a
+    refused patch bump show what a release guards against), else of the last release."""
+    for index in range(len(history) - 1, 0, -1):
+        if history[index].schema_version != history[index - 1].schema_version:
+            return index
+    return len(history) - 1
 
 
 def _cut(workspace: Path, step: ReleaseStep, when: datetime) -> str:

@@ -68,7 +68,7 @@ def root(tmp_path: Path) -> Path:
         (("compat", "diff", "versions/review-result/schemas/1.0.json", "versions/review-result/schemas/1.1.json"), 0),
         (("release", "verify"), 0),
         (("release", "list"), 0),
-        (("release", "cut", "--contract", "review-result", "--dry-run"), 2),  # 1.1.0 is released already
+        (("release", "cut", "--contract", "review-result", "--dry-run"), 2),  # 1.1.1 is released already
         (("release", "check"), 0),
         (("validate", "--contract", "agent-output", "--changed-file", "a.py", "-"), 2),  # empty stdin: rejected
         (("init", "--dry-run"), 0),

@@ -50,12 +50,14 @@ def test_the_demo_releases_and_promotes_to_full_traffic(cli: Cli, source: Path, 
     workspace = tmp_path / "ws"
     result = _demo(cli, source, workspace)
     titles = _titles(result)
-    assert titles[:6] == [
+    # The last schema change (1.1.0) is shown being cut, then the patch after it (1.1.1), which rolls out.
+    assert titles[:7] == [
         "Lint the templates",
         "Release history",
         "Diff the schema",
         "Cut 1.0.2 (a patch bump)",
         "Cut 1.1.0",
+        "Cut 1.1.1",
         "Plan the rollout",
     ]
     stages = {stage["title"]: stage for stage in result["stages"]}
@@ -66,6 +68,7 @@ def test_the_demo_releases_and_promotes_to_full_traffic(cli: Cli, source: Path, 
         not refused["ok"]
         and refused["lines"][0] == "refused: declared 1.0.2 (patch) but the change is minor: use 1.1.0"
     )
+    assert stages["Plan the rollout"]["lines"][0] == "1.0.1 -> 1.1.1, unit pr"
     gates = [s for s in result["stages"] if s["title"].startswith("Gate step")]
     assert [(g["gate"]["step"], g["gate"]["verdict"]) for g in gates] == [
         (0, "Passed"),
@@ -123,7 +126,7 @@ def test_the_text_narrative_names_each_step_and_the_workspace(cli: Cli, source: 
     workspace = tmp_path / "ws"
     code, out, err = cli(source, "demo", "--workspace", str(workspace), "--regression")
     assert (code, err) == (0, "")
-    assert "== Cut 1.1.0" in out and "$ promptops release cut --contract review-result" in out
+    assert "== Cut 1.1.0" in out and "== Cut 1.1.1" in out and "$ promptops release cut --contract review-result" in out
     assert "Failed [SLO_BREACH]: The candidate's dropped finding rate is at least" in out
     assert f"Workspace: {workspace}" in out
     assert f"Dashboard: {workspace / 'reports/review-result.html'}" in out

@@ -18,7 +18,7 @@ from tests.release.conftest import cut
 def test_the_shipped_lock_verifies_and_lints(cli: Cli) -> None:
     assert cli(REPO_ROOT, "release", "verify") == (
         0,
-        "versions/review-result/releases.yaml: 3 releases, 11 artifacts: ok\n",
+        "versions/review-result/releases.yaml: 4 releases, 14 artifacts: ok\n",
         "",
     )
     code, out, _ = cli(REPO_ROOT, "lint", str(REPO_ROOT / "templates"), str(REPO_ROOT / "versions"))
@@ -31,6 +31,7 @@ def test_the_history_has_a_patch_and_a_minor_over_schema_1_0_and_1_1() -> None:
         ("1.0.0", "1.0", "initial", "initial"),
         ("1.0.1", "1.0", "patch", "unchanged"),
         ("1.1.0", "1.1", "minor", "minor"),
+        ("1.1.1", "1.1", "patch", "unchanged"),
     ]
 
 
@@ -65,7 +66,7 @@ def test_cutting_the_shipped_head_again_is_refused(full_project: Path, cli: Cli)
     code, out, _ = cut(cli, full_project, "--format", "json")
     assert code == 2
     assert json.loads(out)["refusals"] == [
-        f"prompt 1.1.0 is already released ({load_lock(REPO_ROOT, 'review-result').releases[2].date}): pin a new "
+        f"prompt 1.1.1 is already released ({load_lock(REPO_ROOT, 'review-result').releases[3].date}): pin a new "
         "prompt_version in templates/review-result.j2 (released versions are immutable)"
     ]
 
@@ -78,7 +79,9 @@ def test_the_shipped_matrix(cli: Cli) -> None:
         ("1.0", "1.0.0"): "exact",
         ("1.0", "1.0.1"): "exact",
         ("1.0", "1.1.0"): "tolerant",
+        ("1.0", "1.1.1"): "tolerant",
         ("1.1", "1.0.0"): "rejected",
         ("1.1", "1.0.1"): "rejected",
         ("1.1", "1.1.0"): "exact",
+        ("1.1", "1.1.1"): "exact",
     }

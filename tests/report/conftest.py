@@ -46,7 +46,7 @@ def xss_record() -> dict[str, object]:
 
     raw = {
         "schema_version": "1.1",
-        "prompt_version": "1.1.0",
+        "prompt_version": "1.1.1",
         "summary": SCRIPT,
         "findings": [
             finding(id=SCRIPT, file=IMG),

@@ -127,7 +127,7 @@ def test_releases_and_matrix_are_the_locks(cli: Cli, report_project: Path) -> No
     assert summary["compat_matrix"] == matrix
     listed = json.loads(cli(report_project, "release", "list", "--contract", CONTRACT, "--format", "json")[1])
     releases = [{k: v for k, v in r.items() if k != "artifacts"} for r in listed[0]["releases"]]
-    assert summary["releases"] == releases and [r["version"] for r in releases] == ["1.0.0", "1.0.1", "1.1.0"]
+    assert summary["releases"] == releases and [r["version"] for r in releases] == ["1.0.0", "1.0.1", "1.1.0", "1.1.1"]
 
 
 class _Tags(HTMLParser):

@@ -118,33 +118,33 @@ def test_a_rolled_back_candidate_resumes_to_full_traffic_without_force(rollout: 
 def test_a_rolled_back_rollout_is_retargeted_to_a_new_release(rollout: Rollout) -> None:
     lock = rollout.root / "versions" / "review-result" / "releases.yaml"
     text = lock.read_text(encoding="utf-8")
-    entry = text[text.index("- version: 1.1.0") :]
-    lock.write_text(text + entry.replace("1.1.0", "1.1.1"), encoding="utf-8")
+    entry = text[text.index("- version: 1.1.1") :]
+    lock.write_text(text + entry.replace("1.1.1", "1.1.2"), encoding="utf-8")
     assert rollout.promote(T0)[0] == 0
-    assert rollout("retarget", "--candidate", "1.1.1", "--reason", "r", at=T0)[0] == 2  # not rolled back
+    assert rollout("retarget", "--candidate", "1.1.2", "--reason", "r", at=T0)[0] == 2  # not rolled back
     assert rollout("rollback", "--reason", "bad wording", at=T0 + timedelta(hours=1))[0] == 0
-    assert rollout("retarget", "--candidate", "1.1.0", "--reason", "r", at=T0)[0] == 2  # same: resume instead
+    assert rollout("retarget", "--candidate", "1.1.1", "--reason", "r", at=T0)[0] == 2  # same: resume instead
     assert rollout("retarget", "--candidate", "9.9.9", "--reason", "r", at=T0)[0] == 3  # not in the lock
 
     at = T0 + timedelta(hours=2)
-    code, moved, _ = rollout("retarget", "--candidate", "1.1.1", "--reason", "wording fixed in 1.1.1", at=at)
+    code, moved, _ = rollout("retarget", "--candidate", "1.1.2", "--reason", "wording fixed in 1.1.2", at=at)
     assert (code, moved["step"], moved["weight"]) == (0, 0, 0.0)
-    assert moved["candidate"] == {"prompt_version": "1.1.1", "schema_version": "1.1"}
-    assert moved["transition"]["previous_candidate"]["prompt_version"] == "1.1.0"
+    assert moved["candidate"] == {"prompt_version": "1.1.2", "schema_version": "1.1"}
+    assert moved["transition"]["previous_candidate"]["prompt_version"] == "1.1.1"
     plan_text = (rollout.root / PLAN).read_text(encoding="utf-8")
-    assert 'prompt_version: "1.1.1"' in plan_text or "prompt_version: 1.1.1" in plan_text
+    assert 'prompt_version: "1.1.2"' in plan_text or "prompt_version: 1.1.2" in plan_text
     code, result, _ = rollout.gate(at)
-    assert (code, result["verdict"]) == (0, "Passed")  # the parser stage: 1.1.1 is released and readable
+    assert (code, result["verdict"]) == (0, "Passed")  # the parser stage: 1.1.2 is released and readable
     assert rollout.promote(at)[0] == 0
     code, routed, _ = rollout.cli(rollout.root, "rollout", "routes", rollout.plan)
-    assert "1.1.1" in routed
+    assert "1.1.2" in routed
     code, _, err = rollout.cli(
         rollout.root, "report", "--contract", "review-result", "--now", at.isoformat(),
         "--out", str(rollout.root / "reports"),
     )  # fmt: skip
     assert code == 0, err
     page = (rollout.root / "reports" / "review-result.html").read_text(encoding="utf-8")
-    assert "retarget (prompt 1.1.0 → 1.1.1)" in page
+    assert "retarget (prompt 1.1.1 → 1.1.2)" in page
 
 
 def test_every_gate_metric_family_is_exported_without_data(rollout: Rollout, cli: Cli) -> None:

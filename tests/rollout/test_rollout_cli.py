@@ -139,7 +139,7 @@ def test_a_good_candidate_goes_from_parser_stage_to_full_traffic(rollout: Rollou
     assert rollout.promote(day4)[0] == 2  # nowhere further to go
 
     text = (rollout.root / PLAN).read_text(encoding="utf-8")
-    assert text.startswith("# Staged rollout of prompt 1.1.0")  # comments survive the history appends
+    assert text.startswith("# Staged rollout of prompt 1.1.1")  # comments survive the history appends
     assert "unit: pr          # a pull request keeps its arm" in text
 
 
@@ -190,7 +190,7 @@ def test_a_skewed_split_escalates_as_sample_ratio_mismatch(rollout: Rollout) -> 
 def test_the_parser_stage_fails_until_the_candidate_is_released(rollout: Rollout) -> None:
     plan = rollout.root / PLAN
     plan.write_text(
-        plan.read_text(encoding="utf-8").replace('"1.1.0", schema_version: "1.1"', '"1.2.0", schema_version: "1.2"'),
+        plan.read_text(encoding="utf-8").replace('"1.1.1", schema_version: "1.1"', '"1.2.0", schema_version: "1.2"'),
         encoding="utf-8",
     )
     code, result, _ = rollout.gate(T0)
@@ -206,7 +206,7 @@ def test_candidate_responses_rejected_for_their_version_mean_the_parser_is_not_r
     log.parent.mkdir()
     records = []
     for i in range(3):
-        raw = json.dumps({"schema_version": "2.0", "prompt_version": "1.1.0", "findings": []})
+        raw = json.dumps({"schema_version": "2.0", "prompt_version": "1.1.1", "findings": []})
         records.append(
             json.dumps(
                 {
