@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-# Everything up to the next bracket outside strings (or to an unclosed string's opening quote, or the end).
-_TO_BRACKET = re.compile(r'(?:[^"{}\[\]]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
 # A string's body and closing quote; possessive, so a string cut off is given up on in one linear pass.
 _STRING_BODY = re.compile(r'(?:[^"\\]++|\\.)*+"', re.DOTALL)
+# Everything up to the next bracket outside strings (or to an unclosed string's opening quote, or the end).
+_TO_BRACKET = re.compile(rf'(?:[^"{{}}\[\]]++|"{_STRING_BODY.pattern})*+', re.DOTALL)
 CUT = -1  # positions: the text ends inside the value
 
 
@@ -26,6 +26,19 @@ def span_end(text: str, start: int) -> int:
 
 def span(text: str, start: int) -> tuple[int, int]:
     """``span_end`` and the deepest nesting reached on the way (to the end of the text when it is cut)."""
+    return _walk(text, start, None)
+
+
+def deeper_than(text: str, max_depth: int) -> bool:
+    """Whether the JSON text ``text`` nests arrays and objects deeper than ``max_depth``."""
+    if text.count("{") + text.count("[") <= max_depth:
+        return False  # cannot nest deeper than the brackets it has: the common case, decided in C
+    return _walk(text, 0, max_depth)[1] > max_depth
+
+
+def _walk(text: str, start: int, limit: int | None) -> tuple[int, int]:
+    """From ``start``, bracket to bracket: where the value opened there ends (CUT if the text ends first) and
+    the deepest nesting reached, stopping as soon as it passes ``limit``."""
     depth = deepest = 0
     pos = start
     end = len(text)
@@ -36,30 +49,12 @@ def span(text: str, start: int) -> tuple[int, int]:
             return CUT, deepest
         if text[pos] in "{[":
             depth += 1
-            deepest = max(deepest, depth)
+            if depth > deepest:
+                deepest = depth
+                if limit is not None and deepest > limit:
+                    return CUT, deepest
         else:
             depth -= 1
             if depth == 0:
                 return pos + 1, deepest
-        pos += 1
-
-
-def deeper_than(text: str, max_depth: int) -> bool:
-    """Whether the JSON text ``text`` nests arrays and objects deeper than ``max_depth``."""
-    if text.count("{") + text.count("[") <= max_depth:
-        return False  # cannot nest deeper than the brackets it has: the common case, decided in C
-    depth = 0
-    pos = 0
-    end = len(text)
-    to_bracket = _TO_BRACKET.match
-    while True:
-        pos = to_bracket(text, pos).end()  # type: ignore[union-attr]
-        if pos >= end or text[pos] == '"':
-            return False
-        if text[pos] in "{[":
-            depth += 1
-            if depth > max_depth:
-                return True
-        else:
-            depth -= 1
         pos += 1
