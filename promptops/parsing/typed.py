@@ -107,9 +107,7 @@ class TypedShape:
         while index is not None:
             structs[index] = None
             index = first_unclean(structs, written, False, index + 1)
-        if None not in structs:
-            return _to_builtins(structs)  # type: ignore[no-any-return]  # one call for the whole list
-        return [None if s is None else _to_builtins(s) for s in structs]
+        return _to_builtins(structs)  # type: ignore[no-any-return]  # one call for the whole list; None stays None
 
     def _struct_of(self, item: Any) -> Any:
         try:
