@@ -64,7 +64,7 @@ class FastPath:
         if not known:
             return None
         items = self._items_of(obj)
-        # The decline tests (typed.py, _checks.c), called here directly: this runs once per clean response.
+        # The decline tests (typed.py, _checks.c and _checks_keys.c), called here directly: once per clean response.
         if (
             len(items) > self._max_findings
             or self._top_unclean([obj], None, False, 0) is not None
