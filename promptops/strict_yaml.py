@@ -1,5 +1,5 @@
-"""Reading the project's hand-kept files (``contract.yaml``, ``releases.yaml``, schemas, ``pyproject.toml``):
-bounded, regular files only, and for YAML, duplicate mapping keys refused.
+"""Reading the project's hand-kept files (``contract.yaml``, ``releases.yaml``, rollout plans, schemas,
+``pyproject.toml``): bounded, regular files only, and for YAML, duplicate mapping keys refused.
 
 PyYAML keeps the last of two equal keys without a word, so a lock or contract with a key written twice would
 silently mean something other than what its first reader sees. Every problem is a ``(line, message)`` the

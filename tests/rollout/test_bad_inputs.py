@@ -76,7 +76,7 @@ PLANS = {
     ),
     "5,000-digit min_responses": (
         _replace("min_responses: 500", f"min_responses: {'9' * 5000}"),
-        "review-1.1.yaml: a value cannot be read",
+        "review-1.1.yaml: line 14: a value cannot be read",
     ),
     "min_responses 10**12": (
         _replace("min_responses: 500", "min_responses: 1000000000000"),
