@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -125,6 +126,34 @@ def test_a_broken_plan_file_is_refused_naming_file_and_line(
     error = str(info.value)
     assert error.startswith(f"plan.yaml: line {_line_of(text, *where)}: {message}"), error
     assert "\n" not in error
+
+
+def _not_utf8(path: Path) -> None:
+    path.write_bytes(path.read_bytes().replace(b"salt: review-1.1", b"salt: review-\xe9-1.1"))
+
+
+FILE_REFUSED = [
+    ("missing", Path.unlink, "plan.yaml: no such rollout plan"),
+    ("directory", lambda path: (path.unlink(), path.mkdir()), "plan.yaml: is a directory, not a file"),
+    (
+        "symlink to a device",
+        lambda path: (path.unlink(), path.symlink_to("/dev/zero")),
+        "plan.yaml: not a regular file",
+    ),
+    ("over 1 MiB", lambda path: path.write_text(PLAN + "#" * (1 << 20)), "plan.yaml: larger than 1 MiB"),
+    ("not UTF-8", _not_utf8, f"plan.yaml: line {_line_of(PLAN, 'salt:')}: not UTF-8 text (byte 0xE9)"),
+]
+
+
+@pytest.mark.parametrize(("damage", "message"), [c[1:] for c in FILE_REFUSED], ids=[c[0] for c in FILE_REFUSED])
+def test_a_plan_that_is_not_a_readable_file_is_refused_in_one_line(
+    tmp_path: Path, damage: Callable[[Path], object], message: str
+) -> None:
+    path = write_plan(tmp_path)
+    damage(path)
+    with pytest.raises(PlanError) as info:
+        load_plan(path, "plan.yaml")
+    assert str(info.value) == message
 
 
 _ENTRY = "history:\n- {{at: {at}, by: dana, action: promote, from_step: 0, to_step: 1, verdict: Passed, reason: r}}\n"
