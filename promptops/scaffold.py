@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from promptops import defaults
+from promptops import defaults, strict_yaml
 from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, check_contract_name, check_metaschema, locate_contract
 from promptops.errors import PromptopsError
 from promptops.render import TEMPLATES_DIR
@@ -199,7 +199,7 @@ def _builtin(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
         known = ", ".join(defaults.builtin_contracts())
         raise ScaffoldError(f"--from: no built-in contract {name!r} (built in: {known})")
     directory = defaults.contracts_dir() / name
-    config = yaml.safe_load((directory / CONTRACT_FILE).read_text(encoding="utf-8"))
+    config = strict_yaml.load(directory / CONTRACT_FILE)  # read as a project's own contract.yaml is
     latest = max((directory / "schemas").glob("*.json"), key=lambda p: SchemaVersion.parse(p.stem))
     return dict(config), json.loads(latest.read_text(encoding="utf-8"))
 

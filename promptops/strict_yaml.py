@@ -1,5 +1,5 @@
-"""Reading the project's hand-kept files (``contract.yaml``, ``releases.yaml``, schemas, ``pyproject.toml``):
-bounded, regular files only, and for YAML, duplicate mapping keys refused.
+"""Reading the project's hand-kept files (``contract.yaml``, ``releases.yaml``, rollout plans, schemas,
+``pyproject.toml``): bounded, regular files only, and for YAML, duplicate mapping keys refused.
 
 PyYAML keeps the last of two equal keys without a word, so a lock or contract with a key written twice would
 silently mean something other than what its first reader sees. Every problem is a ``(line, message)`` the
@@ -47,6 +47,19 @@ class StrictLoader(_Base):  # type: ignore[misc]
                     )
                 seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # Valid YAML whose value Python refuses (an integer of 5,000 digits): caught here, where the node's
+        # line is known; the innermost node raises first, and YamlProblem passes through the outer ones.
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            raise YamlProblem(f"a value cannot be read: {_first_line(exc)}", node.start_mark.line + 1) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text if len(text) <= 120 else f"{text[:117]}..."
 
 
 def _timestamp_as_text(loader: StrictLoader, node: yaml.ScalarNode) -> str:
@@ -108,8 +121,8 @@ def parse(text: str) -> Any:
             problem = f"unacceptable character #x{exc.character:04x}: control characters are not allowed"
             line = text.count("\n", 0, max(exc.position, 0)) + 1
         raise YamlProblem(f"invalid YAML: {problem}", line) from None
-    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a timestamp such as 2026-02-30
-        raise YamlProblem(f"invalid YAML: {type(exc).__name__}: {exc}") from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # raised where no node names the line
+        raise YamlProblem(f"a value cannot be read: {type(exc).__name__}: {_first_line(exc)}") from None
 
 
 def load(path: Path, limit: int = MAX_BYTES) -> Any:

@@ -15,9 +15,9 @@ import duckdb
 from promptops.cli import exits
 from promptops.cli.project import Project, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.cli.wording import count
 from promptops.store import Store, export_parquet
 from promptops.store.errors import store_error
+from promptops.wording import count
 
 
 @click.command("export")

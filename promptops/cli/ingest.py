@@ -22,7 +22,6 @@ import click
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.cli.wording import count
 from promptops.contract import list_contracts
 from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
@@ -30,6 +29,7 @@ from promptops.rollout.policies import RolloutPolicies
 from promptops.spark.options import engine_options
 from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
 from promptops.store.ingest import DEFAULT_INGEST_BATCH, SLOT_LIMIT, total_bytes
+from promptops.wording import count
 
 # Below this much input, starting worker processes (about a second each) costs more than it saves.
 AUTO_WORKERS_BYTES = 64 << 20

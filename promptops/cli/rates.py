@@ -19,7 +19,6 @@ import duckdb
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.cli.wording import count
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
 from promptops.rollout.plan import plan_path
@@ -27,6 +26,7 @@ from promptops.spark.options import engine_options
 from promptops.store import RatesQuery, RatesReport, Store, open_parquet, rates
 from promptops.store.errors import store_error
 from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupRates, Rate
+from promptops.wording import count
 
 
 @click.command("rates")

@@ -28,6 +28,7 @@ from promptops.release import (
 )
 from promptops.release.artifacts import ArtifactProblem
 from promptops.release.lock import LOCK_FILE, ReleaseLock
+from promptops.wording import count
 
 CONFIG_FILE = "pyproject.toml"
 
@@ -130,7 +131,7 @@ def _check_text(results: list[ReleaseCheck]) -> str:
         return "no contract has a head template (templates/<contract>.j2): nothing to check\n"
     lines: list[str] = []
     for r in results:
-        verdict = "ok" if not r.findings else _plural(len(r.findings), "problem")
+        verdict = "ok" if not r.findings else count(len(r.findings), "problem")
         pins = "" if r.pins is None else f" (prompt {r.pins.prompt_text}, schema {r.pins.schema_text})"
         lines.append(f"{r.contract}: {r.head}{pins}: {verdict}")
         if r.prompt is not None and r.prompt.previous is not None:
@@ -196,18 +197,14 @@ def _verify_text(lock: ReleaseLock, found: list[ArtifactProblem]) -> str:
     if not lock.releases and strays:  # the lock itself is gone or emptied: one line, not one per file
         state = "is missing" if not lock.exists else "lists no releases"
         return (
-            f"{lock.source}: {state}, but {_plural(len(strays), 'released file')} remain under "
+            f"{lock.source}: {state}, but {count(len(strays), 'released file')} remain under "
             f"{lock.directory}/prompts/: restore {LOCK_FILE} from version control"
         )
-    verdict = "ok" if not found else _plural(len(found), "problem")
-    counts = f"{_plural(len(lock.releases), 'release')}, {_plural(len(lock.artifacts()), 'artifact')}"
+    verdict = "ok" if not found else count(len(found), "problem")
+    counts = f"{count(len(lock.releases), 'release')}, {count(len(lock.artifacts()), 'artifact')}"
     lines = [f"{lock.source}: {counts}: {verdict}"]
     lines += [f"  {problem.kind:<9} {problem.file}: {problem.message}" for problem in found]
     return "\n".join(lines)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @release.command("list")

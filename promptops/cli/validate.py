@@ -14,12 +14,12 @@ import msgspec
 from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.cli.wording import count
 from promptops.errors import PromptopsError
 from promptops.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
 from promptops.parsing.diagnostics import COERCION_CODES, ERROR, WARNING
 from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.wording import count
 
 
 @click.command()

@@ -18,6 +18,7 @@ from promptops.contract import Contract
 from promptops.errors import ContractError
 from promptops.merge.model import MergedFinding, MergedReport
 from promptops.semantics import SEVERITY_WEIGHTS, MergeSemantics
+from promptops.wording import count
 
 FORMATS = ("md", "json", "sarif")
 FINDING_EXTRAS = ("confidence", "score", "rank", "reported_by")
@@ -29,10 +30,9 @@ def summary(report: MergedReport) -> str:
     """One paragraph: counts first, then the top finding."""
     reviewers = len({s.reviewer for s in report.sources})
     parts = [
-        f"{len(report.findings)} {_plural(len(report.findings), 'finding')} from {len(report.sources)} reviewer "
-        f"{_plural(len(report.sources), 'output')} ({reviewers} {_plural(reviewers, 'reviewer')}): "
-        f"{report.duplicates} {_plural(report.duplicates, 'duplicate')} merged, {len(report.suppressed)} "
-        f"suppressed by report filters, {len(report.rejected)} {_plural(len(report.rejected), 'output')} rejected."
+        f"{count(len(report.findings), 'finding')} from {count(len(report.sources), 'reviewer output')} "
+        f"({count(reviewers, 'reviewer')}): {count(report.duplicates, 'duplicate')} merged, "
+        f"{len(report.suppressed):,} suppressed by report filters, {count(len(report.rejected), 'output')} rejected."
     ]
     if report.findings:
         top = report.findings[0]
@@ -228,7 +228,3 @@ def _fenced(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text.rstrip(chr(10))}\n{fence}"
-
-
-def _plural(n: int, noun: str) -> str:
-    return noun if n == 1 else f"{noun}s"

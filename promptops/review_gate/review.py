@@ -24,7 +24,8 @@ from promptops.review_gate.signals import ReviewSignal, consensus_signals, parse
 from promptops.review_gate.stages import Stage, resolve_stage
 from promptops.review_gate.telemetry import read_telemetry
 from promptops.review_gate.topology import check_spec_id
-from promptops.review_gate.verdict import Reason, ReasonCode, Verdict, display_verdict, plural, resolve
+from promptops.review_gate.verdict import Reason, ReasonCode, Verdict, display_verdict, resolve
+from promptops.wording import count
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def _reason(verdict: Verdict, signals: list[ReviewSignal], evidence: ConsensusEv
         if not evidence.exists:
             context = "the directory does not exist"
         elif evidence.other_stage_files:
-            context = f"only {plural(evidence.other_stage_files, 'file')} for other stages"
+            context = f"only {count(evidence.other_stage_files, 'file')} for other stages"
         else:
             context = "no stage evidence there"
         return Reason(
@@ -135,11 +136,11 @@ def _reason(verdict: Verdict, signals: list[ReviewSignal], evidence: ConsensusEv
         )
     if verdict is Verdict.FAILED:
         verb = "requires" if blocking == 1 else "require"
-        also = f"; {plural(advisory, 'advisory signal')} also raised" if advisory else ""
-        message = f"{plural(blocking, 'blocking signal')} {verb} human review{also}."
+        also = f"; {count(advisory, 'advisory signal')} also raised" if advisory else ""
+        message = f"{count(blocking, 'blocking signal')} {verb} human review{also}."
         return Reason(ReasonCode.BLOCKING_SIGNALS, message)
     if verdict is Verdict.PASSED_WITH_WARNINGS:
         return Reason(
-            ReasonCode.ADVISORY_SIGNALS, f"No blocking signals; {plural(advisory, 'advisory signal')} (warnings only)."
+            ReasonCode.ADVISORY_SIGNALS, f"No blocking signals; {count(advisory, 'advisory signal')} (warnings only)."
         )
     return Reason(ReasonCode.CLEAN, "The review evidence raised no signals.")

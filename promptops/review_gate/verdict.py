@@ -80,7 +80,3 @@ def exit_code(verdict: Verdict, policy: ReviewPolicy) -> int:
     if verdict is Verdict.SKIPPED:
         return EXIT_FAILED if policy.strict_artifacts else EXIT_OK
     return EXIT_OK  # Passed, NotApplicable
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -16,17 +16,16 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
+from promptops import strict_yaml
 from promptops.errors import VersionError
 from promptops.files import write_atomic
 from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text
@@ -212,34 +211,12 @@ def _yaml() -> YAML:
     return round_trip
 
 
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """PyYAML's safe loader (C scanner when built), refusing duplicate keys instead of keeping the last."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, Hashable) and key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-
-
 def _read(path: Path, source: str) -> Any:
     text = read_plan_text(path, source)
     try:
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.reader.ReaderError as problem:  # a control character: the reader knows its offset only
-        line = text.count("\n", 0, problem.position) + 1
-        raise PlanError(f"{source}: line {line}: invalid YAML: control character {problem.character!r}") from None
-    except yaml.YAMLError as problem:
-        mark = getattr(problem, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        what = str(getattr(problem, "problem", None) or problem).splitlines()[0]
-        raise PlanError(f"{source}: {where}invalid YAML: {what}") from None
-    except (ValueError, OverflowError, RecursionError) as problem:  # e.g. an integer of 5,000 digits
-        first = str(problem).splitlines()[0] if str(problem) else type(problem).__name__
-        raise PlanError(f"{source}: a value cannot be read: {first[:120]}") from None
+        data = strict_yaml.parse(text)  # duplicate keys refused, the line named
+    except strict_yaml.YamlProblem as problem:
+        raise PlanError(f"{source}: {problem}") from None
     if not isinstance(data, Mapping):
         raise PlanError(f"{source}: a rollout plan is a YAML mapping")
     return data
@@ -404,7 +381,7 @@ class _Reader:
             if not isinstance(item, Mapping):
                 raise self.fail(key, "must be a mapping")
             try:
-                at = item["at"] if isinstance(item["at"], datetime) else datetime.fromisoformat(str(item["at"]))
+                at = datetime.fromisoformat(str(item["at"]))  # strict_yaml leaves timestamps as written
                 if at.tzinfo is None:
                     at = at.replace(tzinfo=UTC)  # the history is written in UTC
                 steps_moved = [item["from_step"], item["to_step"]]

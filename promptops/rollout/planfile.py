@@ -1,22 +1,22 @@
 """Reading and locking plan files: bounded, regular files only, one writer at a time.
 
-A plan is a small YAML file under ``rollout/<contract>/``. Reading refuses anything that is not a regular file
-(a FIFO or a symlink to ``/dev/zero`` would never end) and anything larger than ``MAX_PLAN_BYTES``, and names
-the line of the first byte that is not UTF-8. Writers of the plans of one contract take an exclusive
-``flock`` on the contract's plan directory while they read, append and replace a plan, so concurrent
-``rollout rollback`` runs each keep their history entry (the plan file itself is replaced by a rename, so
-it cannot carry the lock).
+A plan is a small YAML file under ``rollout/<contract>/``, read by ``promptops.strict_yaml`` like every
+hand-kept file: anything that is not a regular file (a FIFO or a symlink to ``/dev/zero`` would never end) or
+is larger than ``MAX_PLAN_BYTES`` is refused, and the line of the first byte that is not UTF-8 is named.
+Writers of the plans of one contract take an exclusive ``flock`` on the contract's plan directory while they
+read, append and replace a plan, so concurrent ``rollout rollback`` runs each keep their history entry (the
+plan file itself is replaced by a rename, so it cannot carry the lock).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from promptops import strict_yaml
 from promptops.errors import PromptopsError
 
 MAX_PLAN_BYTES = 1 << 20  # a plan with years of history is a few tens of KiB
@@ -28,28 +28,12 @@ class PlanError(PromptopsError):
 
 def read_plan_text(path: Path, source: str) -> str:
     """The plan's text; ``source`` is how errors name it (repo-relative)."""
+    if not os.path.lexists(path):
+        raise PlanError(f"{source}: no such rollout plan")
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
-    except FileNotFoundError:
-        raise PlanError(f"{source}: no such rollout plan") from None
-    except OSError as problem:
-        raise PlanError(f"{source}: cannot read: {problem.strerror}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise PlanError(f"{source}: not a regular file")
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            data = handle.read(MAX_PLAN_BYTES + 1)
-    except OSError as problem:
-        raise PlanError(f"{source}: cannot read: {problem.strerror}") from None
-    finally:
-        os.close(descriptor)
-    if len(data) > MAX_PLAN_BYTES:
-        raise PlanError(f"{source}: larger than {MAX_PLAN_BYTES // 1024} KiB: not a rollout plan")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as problem:
-        line = data.count(b"\n", 0, problem.start) + 1
-        raise PlanError(f"{source}: line {line}: not UTF-8 (byte {problem.start})") from None
+        return strict_yaml.read_text(path, MAX_PLAN_BYTES)
+    except strict_yaml.YamlProblem as problem:
+        raise PlanError(f"{source}: {problem}") from None
 
 
 @contextmanager

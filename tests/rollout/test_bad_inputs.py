@@ -76,7 +76,7 @@ PLANS = {
     ),
     "5,000-digit min_responses": (
         _replace("min_responses: 500", f"min_responses: {'9' * 5000}"),
-        "review-1.1.yaml: a value cannot be read",
+        "review-1.1.yaml: line 14: a value cannot be read",
     ),
     "min_responses 10**12": (
         _replace("min_responses: 500", "min_responses: 1000000000000"),
@@ -85,7 +85,7 @@ PLANS = {
     "legacy window of centuries": (_replace("legacy_window: 14d", "legacy_window: 99999w"), "legacy_window: "),
     "non-UTF-8 byte": (_bytes, "review-1.1.yaml: line 9: not UTF-8"),
     "symlink to /dev/zero": (_dev_zero, "review-1.1.yaml: not a regular file"),
-    "larger than a plan": (_huge, "review-1.1.yaml: larger than 1024 KiB"),
+    "larger than a plan": (_huge, "review-1.1.yaml: larger than 1 MiB"),
     "unknown contract": (_replace("contract: review-result", "contract: no-such"), "contract: unknown contract"),
     "contract outside versions": (
         _replace("contract: review-result", "contract: ../templates"),

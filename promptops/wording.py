@@ -1,4 +1,5 @@
-"""Counts in messages, in the user's words."""
+"""Counts in messages, in the user's words: the one place that says how a number and its noun are written,
+for the library (the review gate) and the CLI alike, so it sits outside ``promptops.cli``."""
 
 from __future__ import annotations
 
