@@ -15,11 +15,11 @@ branch of the other side:
 
 from __future__ import annotations
 
-from promptops.compat.diff import Differ
 from promptops.compat.difference import Difference, Kind, flags, restricted
 from promptops.compat.evaluate import accepts
 from promptops.compat.node import Node, expand_types
 from promptops.compat.objects import effective
+from promptops.compat.walk import Walk
 from promptops.shape import json_equal
 
 _KINDS = {
@@ -29,7 +29,7 @@ _KINDS = {
 _KEYWORD = {"any_of": "anyOf", "one_of": "oneOf"}
 
 
-def compare_combinators(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
+def compare_combinators(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     out: list[Difference] = []
     for key in ("any_of", "one_of"):
         before, after = getattr(old, key), getattr(new, key)
@@ -40,13 +40,13 @@ def compare_combinators(differ: Differ, old: Node, new: Node, path: str) -> list
     return out
 
 
-def _same(differ: Differ, a: Node, b: Node) -> bool:
+def _same(differ: Walk, a: Node, b: Node) -> bool:
     backward, forward, _ = flags(differ.compare(a, b, "$"))
     return backward and forward
 
 
 def _line_up(
-    differ: Differ, before: tuple[Node, ...], after: tuple[Node, ...]
+    differ: Walk, before: tuple[Node, ...], after: tuple[Node, ...]
 ) -> tuple[list[tuple[int, Node]], list[tuple[int, Node]]]:
     """The branches left on each side once identical ones are paired off."""
     new_left = list(enumerate(after))
@@ -61,7 +61,7 @@ def _line_up(
 
 
 def _union(
-    differ: Differ,
+    differ: Walk,
     old: Node,
     new: Node,
     before: tuple[Node, ...] | None,
@@ -125,7 +125,7 @@ def _union(
     return out
 
 
-def _conjuncts(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
+def _conjuncts(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     old_plain = differ.derived(old, "plain", lambda: old.shallow_copy(all_of=()))
     new_plain = differ.derived(new, "plain", lambda: new.shallow_copy(all_of=()))
     old_left, new_left = _line_up(differ, old.all_of, new.all_of)
@@ -162,11 +162,11 @@ def _conjuncts(differ: Differ, old: Node, new: Node, path: str) -> list[Differen
     return out
 
 
-def pairwise_disjoint(differ: Differ, branches: tuple[Node, ...]) -> bool:
+def pairwise_disjoint(differ: Walk, branches: tuple[Node, ...]) -> bool:
     return all(disjoint(differ, a, b) for i, a in enumerate(branches) for b in branches[i + 1 :])
 
 
-def disjoint(differ: Differ, a: Node, b: Node, depth: int = 0) -> bool:
+def disjoint(differ: Walk, a: Node, b: Node, depth: int = 0) -> bool:
     """Can no value satisfy both? Sufficient checks only: types, enums, a required discriminator property."""
     if a.never or b.never or not expand_types(a.types) & expand_types(b.types):
         return True

@@ -4,7 +4,8 @@ Each difference carries three verdicts (see ``Difference``); a schema pair is ba
 difference is, and so on. The walk is sound in one direction only: a ``True`` verdict is a proof (every
 document the one side accepts, the other accepts), a ``False`` one may be conservative (patterns compared as
 text, combinators the engine cannot line up). Object content models and combinators live in their own
-modules; this one holds the walk, types, enums, scalar and array keywords, and unknown keywords.
+modules, which recurse through the walk they are handed (``walk.Walk``); this one holds the walk, types,
+enums, scalar and array keywords, and unknown keywords.
 
 Recursive schemas: a pair of nodes already being compared is assumed compatible when met again (a greatest
 fixpoint, which is sound for finite documents); nothing is memoized across the walk, so an assumption made
@@ -14,24 +15,23 @@ while trying one ``anyOf`` branch never leaks into another verdict (the bug Conf
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from promptops.compat.combinators import compare_combinators
 from promptops.compat.difference import Difference, Kind
 from promptops.compat.evaluate import accepts
 from promptops.compat.node import FAMILIES, Bound, Node, canonical_types, expand_types, number_json
+from promptops.compat.objects import compare_objects
 from promptops.compat.policy import DEFAULT_POLICY, CompatPolicy
+from promptops.compat.walk import ANY, keyword_kind, least, most, narrowing, widening
 from promptops.shape import json_equal
-
-ANY = Node(label="(any)")  # stands in for an absent subschema
 
 # Unknown keywords that are a plain conjunct of their schema: when both sides carry the same value (and it
 # holds no $ref whose target might differ) they constrain both sides alike, so they cannot change a verdict.
 # Anything else (unevaluated*, dynamic refs, remote $ref) depends on its surroundings and is always reported.
 _CONTEXT_DEPENDENT = frozenset({"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$ref"})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def diff(old: Node, new: Node, policy: CompatPolicy = DEFAULT_POLICY) -> list[Difference]:
@@ -39,17 +39,13 @@ def diff(old: Node, new: Node, policy: CompatPolicy = DEFAULT_POLICY) -> list[Di
     return Differ(policy).compare(old, new, "$")
 
 
-def member(path: str, name: str) -> str:
-    if _IDENTIFIER.match(name):
-        return f"{path}.{name}"
-    return f"{path}[{json.dumps(name)}]"
-
-
 def _show(values: list[Any]) -> str:
     return ", ".join(json.dumps(v) for v in values)
 
 
 class Differ:
+    """The walk; objects and combinators see it as a ``walk.Walk``, so they need not import this module."""
+
     def __init__(self, policy: CompatPolicy) -> None:
         self.policy = policy
         self._active: set[tuple[int, int]] = set()
@@ -73,10 +69,6 @@ class Differ:
             self._active.discard(key)
 
     def _compare(self, old: Node, new: Node, path: str) -> list[Difference]:
-        # imported here: those modules build on this one (Differ, member, ANY)
-        from promptops.compat.combinators import compare_combinators
-        from promptops.compat.objects import compare_objects
-
         if old.never or new.never:
             return self._never(old, new, path)
         if old.enum is not None or new.enum is not None:  # a closed set on either side: compare values
@@ -224,13 +216,13 @@ class Differ:
             return out
         shown = (_number(before), _number(after))
         if after is None:
-            out.append(_widening(Kind.MULTIPLE_OF_REMOVED, path, "multipleOf removed", shown))
+            out.append(widening(Kind.MULTIPLE_OF_REMOVED, path, "multipleOf removed", shown))
         elif before is None:
-            out.append(_narrowing(Kind.MULTIPLE_OF_ADDED, path, "multipleOf added", shown))
+            out.append(narrowing(Kind.MULTIPLE_OF_ADDED, path, "multipleOf added", shown))
         elif (before / after).denominator == 1:
-            out.append(_widening(Kind.MULTIPLE_OF_REDUCED, path, "multipleOf divides the old one", shown))
+            out.append(widening(Kind.MULTIPLE_OF_REDUCED, path, "multipleOf divides the old one", shown))
         elif (after / before).denominator == 1:
-            out.append(_narrowing(Kind.MULTIPLE_OF_EXPANDED, path, "multipleOf is a multiple of the old", shown))
+            out.append(narrowing(Kind.MULTIPLE_OF_EXPANDED, path, "multipleOf is a multiple of the old", shown))
         else:
             out.append(
                 Difference(
@@ -258,7 +250,7 @@ class Differ:
         out += most("max_items", old.max_items, new.max_items, path)
         if old.unique_items != new.unique_items:
             kind = Kind.UNIQUE_ITEMS_ADDED if new.unique_items else Kind.UNIQUE_ITEMS_REMOVED
-            make = _narrowing if new.unique_items else _widening
+            make = narrowing if new.unique_items else widening
             out.append(
                 make(
                     kind,
@@ -330,49 +322,6 @@ def _has_ref(value: Any) -> bool:
     return False
 
 
-def _widening(kind: Kind, path: str, message: str, shown: tuple[Any, Any]) -> Difference:
-    """The new schema accepts more here: backward compatible, forward (even tolerant) not."""
-    return Difference(kind, path, True, False, False, message, *shown)
-
-
-def _narrowing(kind: Kind, path: str, message: str, shown: tuple[Any, Any]) -> Difference:
-    """The new schema accepts less here: forward compatible, backward not."""
-    return Difference(kind, path, False, True, True, message, *shown)
-
-
-def _kind(base: str, verb: str) -> Kind:
-    return Kind(f"{base}_{verb}")
-
-
-def _keyword(base: str) -> str:
-    head, *rest = base.split("_")
-    return head + "".join(word.capitalize() for word in rest)
-
-
-def least(base: str, before: int, after: int, path: str) -> list[Difference]:
-    """A lower count bound (minLength, minItems, minProperties), where 0 means absent."""
-    if before == after:
-        return []
-    name = _keyword(base)
-    if after < before:
-        verb = "removed" if after == 0 else "decreased"
-        return [_widening(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
-    verb = "added" if before == 0 else "increased"
-    return [_narrowing(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
-
-
-def most(base: str, before: int | None, after: int | None, path: str) -> list[Difference]:
-    """An upper count bound (maxLength, maxItems, maxProperties), where None means absent."""
-    if before == after:
-        return []
-    name = _keyword(base)
-    if after is None or (before is not None and after > before):
-        verb = "removed" if after is None else "increased"
-        return [_widening(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
-    verb = "added" if before is None else "decreased"
-    return [_narrowing(_kind(base, verb), path, f"{name} {before} -> {after}", (before, after))]
-
-
 def _bound(
     base: str, before: Bound | None, after: Bound | None, looser: Callable[[Bound, Bound], bool], path: str
 ) -> list[Difference]:
@@ -381,9 +330,9 @@ def _bound(
     shown = (None if before is None else before.to_json(base), None if after is None else after.to_json(base))
     text = f"{base} {_bound_text(before, base)} -> {_bound_text(after, base)}"
     if after is None:
-        return [_widening(_kind(base, "removed"), path, text, shown)]
+        return [widening(keyword_kind(base, "removed"), path, text, shown)]
     if before is None:
-        return [_narrowing(_kind(base, "added"), path, text, shown)]
+        return [narrowing(keyword_kind(base, "added"), path, text, shown)]
     # "decreased" for a minimum and "increased" for a maximum widen; the exclusive flag counts as a nudge
     widened = looser(after, before)
     verb = {
@@ -392,8 +341,8 @@ def _bound(
         ("maximum", True): "increased",
         ("maximum", False): "decreased",
     }[(base, widened)]
-    make = _widening if widened else _narrowing
-    return [make(_kind(base, verb), path, text, shown)]
+    make = widening if widened else narrowing
+    return [make(keyword_kind(base, verb), path, text, shown)]
 
 
 def _bound_text(bound: Bound | None, base: str) -> str:
@@ -409,12 +358,12 @@ def _textual(base: str, before: str | None, after: str | None, path: str) -> lis
     if before == after:
         return []
     if after is None:
-        return [_widening(_kind(base, "removed"), path, f"{base} {before!r} removed", (before, after))]
+        return [widening(keyword_kind(base, "removed"), path, f"{base} {before!r} removed", (before, after))]
     if before is None:
-        return [_narrowing(_kind(base, "added"), path, f"{base} {after!r} added", (before, after))]
+        return [narrowing(keyword_kind(base, "added"), path, f"{base} {after!r} added", (before, after))]
     return [
         Difference(
-            _kind(base, "changed"),
+            keyword_kind(base, "changed"),
             path,
             False,
             False,

@@ -17,14 +17,14 @@ so everything under a name the old schema does not declare is forward compatible
 
 from __future__ import annotations
 
-from promptops.compat.diff import ANY, Differ, least, member, most
 from promptops.compat.difference import Difference, Kind, flags, tolerated
 from promptops.compat.evaluate import name_matches
 from promptops.compat.node import Node
 from promptops.compat.simplify import conjoin
+from promptops.compat.walk import ANY, Walk, least, member, most
 
 
-def compare_objects(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
+def compare_objects(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     out = _properties(differ, old, new, path)
     for name in sorted(new.required - old.required):
         out.append(
@@ -54,7 +54,7 @@ def compare_objects(differ: Differ, old: Node, new: Node, path: str) -> list[Dif
     return out + most("max_properties", old.max_properties, new.max_properties, path)
 
 
-def effective(differ: Differ, node: Node, name: str) -> Node:
+def effective(differ: Walk, node: Node, name: str) -> Node:
     """The schema a validator applies to the value of property ``name`` of ``node``."""
 
     def build() -> Node:
@@ -87,7 +87,7 @@ def _a(phrase: str) -> str:
     return f"{'an' if phrase[0] in 'aeiou' else 'a'} {phrase}"
 
 
-def _properties(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
+def _properties(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     out: list[Difference] = []
     for name in sorted(old.properties.keys() | new.properties.keys()):
         where = member(path, name)
@@ -144,7 +144,7 @@ def _because(nested: list[Difference]) -> str:
     return f" ({'; '.join(relevant[:2])}{more})"
 
 
-def _patterns(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
+def _patterns(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     out: list[Difference] = []
     before, after = old.pattern_properties, new.pattern_properties
     old_rest, new_rest = old.additional or ANY, new.additional or ANY
@@ -180,7 +180,7 @@ def _patterns(differ: Differ, old: Node, new: Node, path: str) -> list[Differenc
     return out
 
 
-def _additional(differ: Differ, old: Node, new: Node, path: str) -> list[Difference]:
+def _additional(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     before, after = old.additional or ANY, new.additional or ANY
     where = f"{path}.*"
     nested = tolerated(differ.compare(before, after, where))

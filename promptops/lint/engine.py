@@ -13,10 +13,11 @@ from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contr
 from promptops.errors import PromptopsError
 from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
-from promptops.lint.model import Finding, Level, LintContext, Span
+from promptops.lint.model import Finding, Level, LintContext
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
 from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
+from promptops.lint.spans import Span
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
 from promptops.release.lock import load_lock
 from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, new_environment

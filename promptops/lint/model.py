@@ -1,4 +1,4 @@
-"""The values lint passes around: levels, spans, findings, the rule base class and the lint context.
+"""The values lint passes around: levels, findings, the rule base class and the lint context (spans: ``spans``).
 
 Value types are NamedTuples rather than frozen dataclasses: lint runs as a short-lived process in pre-commit,
 and a NamedTuple class costs a fraction of a frozen dataclass to create at import time.
@@ -12,9 +12,10 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from promptops.lint.spans import Span
 from promptops.versioning import PromptVersion, SchemaVersion
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: subject loads Jinja and the renderer, which findings never need
     from promptops.lint.subject import Kind, Subject
     from promptops.release.lock import ReleaseLock
 
@@ -22,22 +23,6 @@ if TYPE_CHECKING:
 class Level(StrEnum):
     ERROR = "error"
     WARNING = "warning"
-
-
-class Span(NamedTuple):
-    """A range in the template source: 1-based lines and columns, end column exclusive."""
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-
-    @classmethod
-    def point(cls, line: int, column: int = 1, length: int = 1) -> Span:
-        return cls(line, column, line, column + max(length, 1))
-
-
-FILE_START = Span.point(1)
 
 
 class Finding(NamedTuple):

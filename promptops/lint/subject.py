@@ -38,7 +38,7 @@ from promptops import defaults
 from promptops.contract import VERSIONS_DIR, Contract
 from promptops.errors import VersionError
 from promptops.lint import trees
-from promptops.lint.model import Span
+from promptops.lint.spans import Span
 from promptops.render import (
     PARTIALS_DIR,
     PROMPTS_DIR,

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from promptops.contract import Contract, load_contract
-from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
+from promptops.lint.model import Finding, LintContext, Rule
 from promptops.lint.rules.release import snapshot_difference
+from promptops.lint.spans import FILE_START, Span
 from promptops.release.artifacts import check_artifacts
 from promptops.release.cut import (
     PromptCheck,

@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from promptops.errors import VersionError
-from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
+from promptops.lint.model import Finding, LintContext, Rule
 from promptops.lint.rules.release import snapshot_difference
+from promptops.lint.spans import FILE_START, Span
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
 from promptops.render import PIN_NAMES, PinDeclaration, pin_declarations
 from promptops.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from promptops.lint import reading
-from promptops.lint.model import Finding, LintContext, Rule, Span
+from promptops.lint.model import Finding, LintContext, Rule
+from promptops.lint.spans import Span
 from promptops.lint.subject import CONTRACT_KINDS, Subject
 from promptops.shape import ObjectShape
 

@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterator
 
 from promptops.lint import reading
-from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
+from promptops.lint.model import Finding, LintContext, Rule
+from promptops.lint.spans import FILE_START, Span
 from promptops.lint.subject import CONTRACT_KINDS, SAMPLE_CHANGED_FILES, Subject
 
 

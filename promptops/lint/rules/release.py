@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
-from promptops.lint.model import FILE_START, Finding, LintContext, Rule, Span
+from promptops.lint.model import Finding, LintContext, Rule
+from promptops.lint.spans import FILE_START, Span
 from promptops.lint.subject import Subject
 from promptops.release.artifacts import check_artifacts
 from promptops.release.lock import ReleaseLock, frozen_dir, snapshot_path
