@@ -13,27 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from promptops.contract import Contract
-from promptops.errors import VersionError
 from promptops.parsing.diagnostics import ParseOutcome
-from promptops.parsing.fields import PLAIN, Coercion, Problem, check_value
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import DECODE_ERRORS, TypedShape
-from promptops.parsing.versions import VersionGate
-from promptops.versioning import PromptVersion, SchemaVersion
-
-_VERSION_CACHE_LIMIT = 4096  # declarations come from model output: keep the cache bounded
+from promptops.parsing.validate import Validator
 
 
 class FastPath:
-    """Typed decoding for one schema version, with the cache of accepted version declarations."""
+    """Typed decoding for one schema version; version declarations are judged by the diagnostic path's
+    ``Validator.versions_as_written``, whose table of judged declarations is looked up first."""
 
-    def __init__(
-        self, contract: Contract, typed: TypedShape, gate: VersionGate, max_depth: int, max_findings: int
-    ) -> None:
-        self._contract = contract
-        self._typed = typed
-        self._gate = gate
+    def __init__(self, typed: TypedShape, validator: Validator, max_depth: int, max_findings: int) -> None:
+        self._shape = typed.shape
         self._decode = typed.decode_response
         self._versions_of = typed.versions
         self._items_of = typed.items
@@ -43,7 +34,8 @@ class FastPath:
         self._items_unclean = typed.item_checks.first_unclean
         self._plain_paths = typed.plain_paths
         self._plain_keys = typed.plain_keys
-        self._versions_ok: dict[tuple[Any, Any], bool] = {}
+        self._judged = validator.judged_versions.get  # the common case, a declaration seen before: one C call
+        self._judge = validator.versions_as_written
 
     def accept(
         self, data: bytes, changed: ChangedFiles, request_versions: tuple[str, str] | None
@@ -53,15 +45,15 @@ class FastPath:
             obj = self._decode(data)
         except DECODE_ERRORS:
             return None
+        versions: tuple[Any, Any]
         if request_versions is None:
             assert self._versions_of is not None  # contracts without version fields always pass request versions
             versions = self._versions_of(obj)
         else:
             versions = request_versions
-        known = self._versions_ok.get(versions)
-        if known is None:
-            known = self._learn_versions(versions)
-        if not known:
+        decided = self._judged(versions) or self._judge(versions)
+        # Read with exactly this schema version, not tolerantly (a newer minor's members would be notes).
+        if decided is None or decided[2] is not self._shape or decided[3]:
             return None
         items = self._items_of(obj)
         # The decline tests (typed.py, _checks.c and _checks_keys.c), called here directly: once per clean response.
@@ -73,36 +65,3 @@ class FastPath:
         ):
             return None
         return ParseOutcome.clean([], obj, versions, len(items))
-
-    def versions_ok(self, versions: tuple[Any, Any]) -> bool:
-        known = self._versions_ok.get(versions)
-        return self._learn_versions(versions) if known is None else known
-
-    def _learn_versions(self, versions: tuple[Any, Any]) -> bool:
-        """These exact declarations pass the diagnostic path's version rules unchanged, are accepted, and are
-        read with exactly this schema version (not tolerantly)."""
-        schema_text, prompt_text = versions
-        ok = False
-        if type(schema_text) is str and type(prompt_text) is str and self._as_written(versions):
-            try:
-                verdict = self._gate.judge(SchemaVersion.parse(schema_text), PromptVersion.parse(prompt_text))
-            except VersionError:
-                pass
-            else:
-                ok = verdict.accepted and verdict.shape is self._typed.shape and not verdict.tolerant
-        if len(self._versions_ok) >= _VERSION_CACHE_LIMIT:
-            self._versions_ok.clear()
-        self._versions_ok[versions] = ok
-        return ok
-
-    def _as_written(self, versions: tuple[str, str]) -> bool:
-        fields = self._contract.versions
-        rules = self._typed.shape.top.properties
-        for name, text in zip((fields.schema, fields.prompt), versions, strict=True):
-            if name is None:
-                continue
-            applied: list[Coercion] = []
-            checked = check_value(rules[name], text, None, name, PLAIN, self._contract.coercions, applied)
-            if isinstance(checked, Problem) or applied or checked != text:
-                return False
-        return True

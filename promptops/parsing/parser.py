@@ -61,7 +61,7 @@ class Parser:
         # A fast path reads versions from the output (both fields) or from the request (neither field).
         fast_ok = (fields.schema is None) == (fields.prompt is None)
         self._fast: dict[str, FastPath] = {
-            str(v): FastPath(contract, t, gate, limits.max_depth, MAX_FINDINGS)
+            str(v): FastPath(t, self._validator, limits.max_depth, MAX_FINDINGS)
             for v, t in typed.items()
             if fast_ok and t is not None
         }

@@ -41,8 +41,8 @@ class TypedShape:
         roles = contract.roles
         line_fields = {name for name in (roles.line, roles.end_line) if name is not None}
         self.item_type, item_names = _struct("Finding", shape.item, line_fields)
-        # Version fields are plain strings here: the fast path checks each distinct declaration once, with the
-        # diagnostic path's own rules (FastPath.versions_ok).
+        # Version fields are plain strings here: the fast path has each distinct declaration judged once by the
+        # diagnostic path's own rules (Validator.versions_as_written).
         version_fields = {name for name in (contract.versions.schema, contract.versions.prompt) if name}
         response, top_names = _struct(
             "Response", shape.top, set(), items=(contract.items, self.item_type), plain_strings=version_fields

@@ -58,8 +58,9 @@ class Validator:
         self._items = contract.items
         self._items_path = paths.member(None, contract.items)
         self._version_rules = contract.shape(policy.schema_floor).top.properties
-        # Declarations accepted as written (no coercion), and what they decided: traffic repeats a few pairs.
-        self._accepted_versions: dict[tuple[Any, Any], tuple[str, str, OutputShape, bool]] = {}
+        # Version declarations (schema, prompt texts) judged so far: what they decided when the rules accept them
+        # with no coercion, else None. Traffic repeats a few pairs; the fast path reads it too (versions_as_written).
+        self.judged_versions: dict[tuple[Any, Any], tuple[str, str, OutputShape, bool] | None] = {}
 
     def validate(
         self, document: Document, changed: ChangedFiles, request_versions: tuple[str, str] | None
@@ -154,16 +155,40 @@ class Validator:
             top.get(fields.schema, schema) if fields.schema else schema,
             top.get(fields.prompt, prompt) if fields.prompt else prompt,
         )
-        known = self._accepted_versions.get(key) if type(key[0]) is str and type(key[1]) is str else None
+        plain = type(key[0]) is str and type(key[1]) is str
+        known = self.judged_versions.get(key) if plain else None
         if known is not None:
             return known
         coercions = len(applied)
         decided = self._judge_versions(top, request_versions, applied)
-        if len(applied) == coercions and type(key[0]) is str and type(key[1]) is str:
-            if len(self._accepted_versions) >= 4096:  # declarations come from model output: keep it bounded
-                self._accepted_versions.clear()
-            self._accepted_versions[key] = decided
+        if plain and len(applied) == coercions:
+            self._remember(key, decided)
         return decided
+
+    def versions_as_written(self, versions: tuple[str, str]) -> tuple[str, str, OutputShape, bool] | None:
+        """What the declaration ``versions`` (schema, prompt texts, from the output or the request) decides when
+        the version rules accept it exactly as written, else None: the fast path's version test, by the same
+        rules. Remembered either way, in ``judged_versions``."""
+        if type(versions[0]) is not str or type(versions[1]) is not str:
+            return None  # request versions given as something else: the diagnostic path says what is wrong
+        if versions in self.judged_versions:
+            return self.judged_versions[versions]
+        fields = self._contract.versions
+        top = {name: text for name, text in zip((fields.schema, fields.prompt), versions, strict=True) if name}
+        applied: list[Coercion] = []
+        try:
+            decided: tuple[str, str, OutputShape, bool] | None = self._versions(top, None if top else versions, applied)
+        except _Rejected:
+            decided = None
+        if applied:
+            decided = None
+        self._remember(versions, decided)
+        return decided
+
+    def _remember(self, key: tuple[Any, Any], decided: tuple[str, str, OutputShape, bool] | None) -> None:
+        if len(self.judged_versions) >= 4096:  # declarations come from model output: keep it bounded
+            self.judged_versions.clear()
+        self.judged_versions[key] = decided
 
     def _judge_versions(
         self, top: dict[str, Any], request_versions: tuple[str, str] | None, applied: list[Coercion]
