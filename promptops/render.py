@@ -222,6 +222,7 @@ def new_environment(
     env.filters["json"] = _to_json
     env.filters["fenced"] = _fenced
     env.filters["describe"] = describe_rule
+    env.filters["constraints"] = describe_constraints
     return env
 
 
@@ -472,6 +473,45 @@ def describe_rule(rule: FieldRule) -> str:
     )
     parts += [text.format(value) for value, text in bounds if value is not None]
     return ", ".join(parts)
+
+
+def describe_constraints(rule: FieldRule) -> list[str]:
+    """What a value must meet beyond ``describe``'s type and bounds, as phrases that follow "must": ["match the
+    regular expression `^G[0-9]+$`", "be in uri format, such as https://example.com/docs/page"]. Empty when
+    the rule has no pattern, format or multipleOf (nor its array items a pattern)."""
+    phrases = []
+    if rule.multiple_of is not None:
+        phrases.append(f"be a multiple of {rule.multiple_of}")
+    if rule.pattern_source is not None:
+        phrases.append(f"match the regular expression {_inline_code(rule.pattern_source)}")
+    if rule.format is not None:
+        example = _FORMAT_EXAMPLES.get(rule.format)
+        phrases.append(f"be in {rule.format} format" + (f", such as {example}" if example else ""))
+    if rule.items is not None and rule.items.pattern_source is not None:
+        phrases.append(f"hold items that each match the regular expression {_inline_code(rule.items.pattern_source)}")
+    return phrases
+
+
+# What a value of a common JSON Schema format looks like, for the prompt (the parser does not check formats).
+_FORMAT_EXAMPLES = {
+    "uri": "https://example.com/docs/page",
+    "uri-reference": "/docs/page",
+    "email": "dev@example.com",
+    "date": "2026-01-31",
+    "date-time": "2026-01-31T12:00:00Z",
+    "time": "12:00:00Z",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "ipv4": "192.0.2.1",
+    "hostname": "api.example.com",
+}
+
+
+def _inline_code(text: str) -> str:
+    """``text`` as markdown inline code, delimited by a backtick run longer than any inside it."""
+    longest = max((len(m) for m in _BACKTICK_RUN.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _to_json(value: Any) -> str:

@@ -22,6 +22,7 @@ from promptops import defaults, strict_yaml
 from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, check_contract_name, check_metaschema, locate_contract
 from promptops.errors import PromptopsError
 from promptops.render import TEMPLATES_DIR
+from promptops.semantics import propose_section
 from promptops.versioning import PromptVersion, SchemaVersion
 
 ROLLOUT_DIR = "rollout"
@@ -261,49 +262,11 @@ def _config(name: str, schema: Mapping[str, Any], request: ContractRequest) -> d
         "versions": versions,
         "null_means_absent": False,
     }
-    merge = _merge_section(props, item_props)
+    merge = propose_section(item_props, roles=fields.values())
     if merge:
         config["merge"] = merge
     config["policy"] = {"allow_prompt_patch_drift": False}
     return config
-
-
-COMMON_SEVERITIES = ("critical", "high", "medium", "low", "info")
-_SEVERITY_FIELDS = ("severity", "risk", "priority", "level", "impact")
-_MESSAGE_FIELDS = ("message", "detail", "details", "description", "explanation", "body", "rationale", "title")
-_PRIORITIES = {"p0": "critical", "p1": "high", "p2": "medium", "p3": "low", "p4": "info"}
-
-
-def _merge_section(top: Mapping[str, Any], item: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``merge:`` section when the schema makes it obvious: a severity enum whose every value is a common
-    severity (any case) or a priority P0-P4, and a text field for the message. Else none (merge says so)."""
-    severity = None
-    for key in item:
-        enum = item[key].get("enum") if isinstance(item[key], Mapping) else None
-        if key.lower() not in _SEVERITY_FIELDS or not isinstance(enum, list) or not enum:
-            continue
-        mapped = {
-            str(v): str(v).lower() if str(v).lower() in COMMON_SEVERITIES else _PRIORITIES.get(str(v).lower(), "")
-            for v in enum
-        }
-        if all(mapped.values()):
-            severity = {"field": key, "map": mapped}
-            break
-    messages = [k for k in item if k.lower() in _MESSAGE_FIELDS and _is_string(item[k])]
-    if severity is None or not messages:
-        return {}
-    section: dict[str, Any] = {"severity": severity, "message": messages}
-    if "title" in item and _is_string(item["title"]):
-        section["title"] = "title"
-    confidence = item.get("confidence")
-    if isinstance(confidence, Mapping) and confidence.get("type") in ("number", "integer"):
-        top_value = confidence.get("maximum", 1)
-        section["confidence"] = {"field": "confidence", "divide_by": top_value if top_value in (1, 10, 100) else 1}
-    return section
-
-
-def _is_string(rule: Any) -> bool:
-    return isinstance(rule, Mapping) and rule.get("type") == "string"
 
 
 def _is_object(value: Any) -> bool:

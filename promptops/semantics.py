@@ -23,12 +23,14 @@ one step of severity is worth the same everywhere). Confidence is normalized to 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from promptops.config_keys import ConfigKeys
 from promptops.errors import ContractError
-from promptops.shape import OutputShape
+from promptops.shape import FieldRule, OutputShape
 
 SEVERITY_WEIGHTS: Mapping[str, float] = {"critical": 1.0, "high": 0.8, "medium": 0.6, "low": 0.4, "info": 0.2}
 
@@ -160,6 +162,111 @@ def unmapped_severities(semantics: MergeSemantics, shape: OutputShape) -> list[s
     rule = shape.item.properties.get(semantics.severity_field)
     values = rule.enum_strings if rule is not None else None
     return [v for v in values or () if v not in semantics.severity_map]
+
+
+COMMON_SEVERITIES = tuple(SEVERITY_WEIGHTS)
+_SEVERITY_FIELDS = ("severity", "risk", "priority", "level", "impact")
+_MESSAGE_FIELDS = ("message", "detail", "details", "description", "explanation", "body", "rationale", "title")
+_PRIORITIES = {"p0": "critical", "p1": "high", "p2": "medium", "p3": "low", "p4": "info"}
+_CONFIDENCE_WORDS = {"very high": 0.9, "high": 0.8, "medium": 0.6, "moderate": 0.6, "low": 0.4, "very low": 0.2}
+_CHOOSE = "<critical|high|medium|low|info>"
+
+
+def propose_section(item: Mapping[str, Any], *, roles: Collection[str] = ()) -> dict[str, Any]:
+    """A ``merge:`` section for findings with the JSON Schema properties ``item`` when the schema makes it
+    obvious, else {}: a severity-like enum (severity, risk, priority, level, impact) whose every value is a common
+    severity (any case) or a priority P0-P4, and a text field for the message (a usual name, else the first
+    string field that plays no role). A confidence field on a 0-1, 0-10 or 0-100 scale, or of high/medium/low
+    words, is added. ``roles`` are the id, path and line fields, never a message."""
+    severity = next(
+        (s for s in _severities(item) if s["field"].lower() in _SEVERITY_FIELDS and all(s["map"].values())), None
+    )
+    message = _message(item, roles)
+    if severity is None or message is None:
+        return {}
+    section: dict[str, Any] = {"severity": severity, "message": message}
+    if "title" in item and _is_string(item["title"]) and "title" not in message:
+        section["title"] = "title"
+    confidence = _confidence(item.get("confidence"))
+    if confidence is not None:
+        section["confidence"] = confidence
+    return section
+
+
+def section_hint(shape: OutputShape, roles: Collection[str | None]) -> str:
+    """The ``merge:`` section to add, as one line of YAML, with ``<...>`` where the schema leaves the choice to
+    the contract's owner (which field grades severity, or where a value falls on the common scale)."""
+    item = {name: _as_schema(rule) for name, rule in shape.item.properties.items()}
+    named = [role for role in roles if role is not None]
+    section = propose_section(item, roles=named)
+    if not section:
+        candidates = _severities(item)
+        field, values = (candidates[0]["field"], candidates[0]["map"]) if candidates else ("<an enum field>", {})
+        severity = {"field": field, "map": {k: v or _CHOOSE for k, v in values.items()} or {"<value>": _CHOOSE}}
+        section = {"severity": severity, "message": _message(item, named) or ["<a text field>"]}
+    return "merge: " + _flow(section)
+
+
+def _severities(item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each string-enum field as a severity proposal, severity-like names first; unknown values map to ""."""
+    found: list[dict[str, Any]] = []
+    for key, rule in item.items():
+        enum = rule.get("enum") if isinstance(rule, Mapping) else None
+        if not isinstance(enum, list) or not enum or not all(isinstance(v, str) for v in enum):
+            continue
+        mapped = {v: v.lower() if v.lower() in COMMON_SEVERITIES else _PRIORITIES.get(v.lower(), "") for v in enum}
+        found.append({"field": key, "map": mapped})
+    return sorted(found, key=lambda proposal: proposal["field"].lower() not in _SEVERITY_FIELDS)
+
+
+def _message(item: Mapping[str, Any], roles: Collection[str]) -> list[str] | None:
+    usual = [k for k in item if k.lower() in _MESSAGE_FIELDS and _is_string(item[k])]
+    if usual:
+        return usual
+    plain = [k for k, r in item.items() if k not in roles and _is_string(r) and not r.get("enum")]
+    return plain[:1] or None
+
+
+def _confidence(rule: Any) -> dict[str, Any] | None:
+    if not isinstance(rule, Mapping):
+        return None
+    if rule.get("type") in ("number", "integer"):
+        top = rule.get("maximum", 1)
+        return {"field": "confidence", "divide_by": top if top in (1, 10, 100) else 1}
+    enum = rule.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, str) and v.lower() in _CONFIDENCE_WORDS for v in enum):
+        return {"field": "confidence", "map": {v: _CONFIDENCE_WORDS[v.lower()] for v in enum}}
+    return None
+
+
+def _is_string(rule: Any) -> bool:
+    return isinstance(rule, Mapping) and rule.get("type") == "string"
+
+
+def _as_schema(rule: FieldRule) -> dict[str, Any]:
+    """The JSON Schema keywords ``propose_section`` reads, from a compiled ``FieldRule``."""
+    out: dict[str, Any] = {}
+    if len(rule.types - {"null"}) == 1:
+        out["type"] = next(iter(rule.types - {"null"}))
+    if rule.enum:
+        out["enum"] = list(rule.enum)
+    if rule.maximum is not None:
+        out["maximum"] = rule.maximum
+    return out
+
+
+def _flow(value: Any) -> str:
+    """YAML flow style on one line (json.dumps of each scalar keeps odd names and values valid YAML)."""
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_flow(k)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, str) and _PLAIN.fullmatch(value):
+        return value
+    return json.dumps(value)
+
+
+_PLAIN = re.compile(r"[A-Za-z_][\w\-]*")
 
 
 def _string_map(keys: ConfigKeys, key: str) -> dict[str, str]:

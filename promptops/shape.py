@@ -137,6 +137,8 @@ class FieldRule(NamedTuple):
     open_object: bool = False  # {"type": "object"} with no property rules: any members
     fallback: Mapping[str, Any] | None = None  # subschema checked by the full validator
     description: str | None = None
+    format: str | None = None  # an annotation the parser does not check; the prompt states it, simulate honours it
+    pattern_source: str | None = None  # ``pattern`` as the schema writes it (ECMA-262), for the prompt
 
     @property
     def nullable(self) -> bool:
@@ -281,6 +283,8 @@ def _field_rule(name: str, schema: Any, path: str, refs: _Refs, source: str) -> 
         max_items=schema.get("maxItems"),
         unique_items=bool(schema.get("uniqueItems", False)),
         description=description,
+        format=schema.get("format") if isinstance(schema.get("format"), str) else None,
+        pattern_source=pattern,
     )
 
 

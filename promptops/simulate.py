@@ -20,8 +20,11 @@ Everything is drawn from one seeded ``random.Random``: the same arguments give t
 from __future__ import annotations
 
 import json
+import math
 import random
-from collections.abc import Iterator
+import re
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -175,22 +178,25 @@ def _finding(
 ) -> dict[str, Any]:
     roles = contract.roles
     finding: dict[str, Any] = {}
-    line = rng.randint(1, 400)
-    for name, rule in shape.item.properties.items():
+    properties = shape.item.properties
+    line_rule = properties.get(roles.line or "")
+    line = _integer(rng, line_rule, 1, 400) if line_rule is not None else rng.randint(1, 400)
+    for name, rule in properties.items():
         if name not in shape.item.required and rng.random() < 0.5:
             continue
         if name == roles.id:
-            finding[name] = f"F{index + 1}"
+            value: Any = _id(rng, rule, index)
         elif name == roles.path:
-            finding[name] = rng.choice(changed)
+            value = rng.choice(changed)
         elif name == roles.line:
-            finding[name] = line
+            value = line
         elif name == roles.end_line:
-            finding[name] = line + rng.randint(0, 8)
+            start = line if line is not None else 1
+            value = _integer(rng, rule, start, start + 8)
         else:
             value = _value(rng, rule, changed, rng.choice(_WORDS))
-            if value is not None:
-                finding[name] = value
+        if value is not None:
+            finding[name] = value
     return finding
 
 
@@ -202,30 +208,114 @@ def _value(rng: random.Random, rule: FieldRule, changed: list[str], text: str) -
     if "string" in kinds or not kinds:
         if rule.pattern is not None:
             return _matching(rng, rule)
-        return text[: rule.max_length] if rule.max_length else text
+        if rule.format in _FORMATS:
+            return _FORMATS[rule.format](rng)
+        return _sized(text, rule)
     if "boolean" in kinds:
         return rng.random() < 0.5
     if "integer" in kinds:
-        low = int(rule.minimum) if rule.minimum is not None else 1
-        return rng.randint(low, low + 50)
+        return _integer(rng, rule, 1, 51)
     if "number" in kinds:
-        bottom = float(rule.minimum) if rule.minimum is not None else 0.0
-        top = float(rule.maximum) if rule.maximum is not None else bottom + 1.0
-        return round(rng.uniform(bottom, top), 2)
+        bottom = _first(rule.minimum, rule.exclusive_minimum, 0.0)
+        top = _first(rule.maximum, rule.exclusive_maximum, bottom + 1.0)
+        if rule.multiple_of:
+            return _integer(rng, rule, math.ceil(bottom), math.floor(top))
+        value = round(rng.uniform(bottom, top), 2)
+        return value if _within(rule, value) else None
     if "array" in kinds:
         item = rule.items or FieldRule(name="item", types=frozenset({"string"}))
         return [_value(rng, item, changed, text) for _ in range(max(1, rule.min_items or 1))]
     return {}
 
 
+def _id(rng: random.Random, rule: FieldRule, index: int) -> Any:
+    """``F1``, ``F2``... unless the schema says otherwise: a number for an integer id, else a string its
+    pattern accepts (``G7`` for ``^G[0-9]+$``), made distinct within the response by the index."""
+    if "string" not in rule.types and rule.types - {"null"} <= {"integer", "number"} and rule.types:
+        return _integer(rng, rule, index + 1, index + 1)
+    plain = f"F{index + 1}"
+    if rule.pattern is None or rule.pattern.search(plain):
+        return plain
+    for _ in range(20):  # a pattern-made id, then the index where the pattern lets a number stand
+        made = _matching(rng, rule)
+        if made is None:
+            return None
+        numbered = re.sub(r"[0-9]+", str(index + 1), made, count=1)
+        if rule.pattern.search(numbered):
+            return numbered
+    return _matching(rng, rule)
+
+
+def _integer(rng: random.Random, rule: FieldRule | None, low: float, high: float) -> int | None:
+    """An integer in [low, high] moved inside the rule's bounds (and onto its multipleOf), else None."""
+    if rule is not None:
+        bottom = _first(rule.minimum, None if rule.exclusive_minimum is None else rule.exclusive_minimum + 1, None)
+        top = _first(rule.maximum, None if rule.exclusive_maximum is None else rule.exclusive_maximum - 1, None)
+        if bottom is not None:
+            low, high = max(low, bottom), max(high, bottom)
+        if top is not None:
+            low, high = min(low, top), min(high, top)
+    value = rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
+    if rule is not None and rule.multiple_of:
+        step = rule.multiple_of
+        value = int(math.ceil(value / step) * step) if float(step).is_integer() else value
+    return value if rule is None or _within(rule, value) else None
+
+
+def _within(rule: FieldRule, value: float) -> bool:
+    return (
+        (rule.minimum is None or value >= rule.minimum)
+        and (rule.maximum is None or value <= rule.maximum)
+        and (rule.exclusive_minimum is None or value > rule.exclusive_minimum)
+        and (rule.exclusive_maximum is None or value < rule.exclusive_maximum)
+        and (not rule.multiple_of or float(value / rule.multiple_of).is_integer())
+    )
+
+
+def _first(*values: float | None) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _sized(text: str, rule: FieldRule) -> str:
+    """Review prose cut to the rule's maxLength and padded to its minLength."""
+    if rule.min_length and len(text) < rule.min_length:
+        text = " ".join([text] * (rule.min_length // (len(text) + 1) + 1))
+    if rule.max_length:
+        text = text[: rule.max_length]
+    return text.strip().ljust(len(text), ".")  # no space at either end: the parser would trim (and log) it
+
+
+# Values of the common JSON Schema formats: the parser does not check them, but a rehearsal should look real.
+_FORMATS: dict[str, Callable[[random.Random], str]] = {
+    "uri": lambda rng: f"https://docs.example.com/{rng.choice(_NAMES)}/{rng.randrange(1000)}",
+    "uri-reference": lambda rng: f"/{rng.choice(_NAMES)}/{rng.randrange(1000)}",
+    "email": lambda rng: f"{rng.choice(_NAMES)}@example.com",
+    "date": lambda rng: f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+    "date-time": lambda rng: f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:00:00Z",
+    "uuid": lambda rng: str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+    "ipv4": lambda rng: f"192.0.2.{rng.randint(1, 254)}",
+    "hostname": lambda rng: f"{rng.choice(_NAMES)}.example.com",
+}
+
+
+class _ShortRepeats(rstr.Rstr):
+    """rstr's generator with ``*``, ``+`` and ``{n,}`` repeating at most 6 times past their minimum (rstr allows
+    100): values a model would write, and short enough for a field's maxLength."""
+
+    def _handle_repeat(self, start_range: int, end_range: int, value: str) -> str:
+        return str(super()._handle_repeat(start_range, min(end_range, start_range + 6), value))
+
+
 def _matching(rng: random.Random, rule: FieldRule) -> str | None:
     """A string the rule's pattern accepts (None when no short one turns up: the field is left out)."""
     assert rule.pattern is not None
-    generator = rstr.Rstr(rng)
-    for _ in range(20):
-        candidate = generator.xeger(rule.pattern.pattern)
-        if rule.pattern.search(candidate) and len(candidate) <= min(rule.max_length or 40, 40):
-            return candidate
+    longest = min(rule.max_length or 40, 40)
+    # rstr's own repeats first (a seed's records stay what they were), short ones when those never fit
+    for generator in (rstr.Rstr(rng), _ShortRepeats(rng)):
+        for _ in range(20):
+            candidate = generator.xeger(rule.pattern_source or rule.pattern.pattern)
+            if rule.pattern.search(candidate) and (rule.min_length or 0) <= len(candidate) <= longest:
+                return candidate
     return None
 
 

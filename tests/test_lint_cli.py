@@ -124,6 +124,7 @@ def test_json_github_and_sarif_formats(project: Path, cli: Cli, tmp_path: Path) 
         "PO009",
         "PO010",
         "PO011",
+        "PO012",
         "PO900",
     ]
     for rule in driver["rules"]:

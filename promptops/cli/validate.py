@@ -167,7 +167,7 @@ def _validate_batch(
             out.write(msgspec.json.encode({"response_id": record.get("response_id"), **outcome.to_dict()}) + b"\n")
         else:
             rid = record.get("response_id")
-            click.echo(f"{rid}: {describe(outcome)[0]}")
+            click.echo(f"{rid if rid is not None else f'line {line_number}'}: {describe(outcome)[0]}")
     if output_format == "text":
         click.echo(_batch_summary(tally, reasons, drops))
     return code
@@ -217,8 +217,14 @@ def describe(outcome: ParseOutcome) -> list[str]:
         error = next((d for d in outcome.diagnostics if d.level == ERROR), None)
         lines = [f"rejected: {outcome.reason}: {error.message if error else ''}"]
     else:
+        # An answer whose every finding was dropped says nothing usable: the verdict line says so itself
+        verdict = (
+            "accepted, but every finding was dropped"
+            if outcome.findings_seen and not outcome.findings_kept
+            else "accepted"
+        )
         lines = [
-            f"accepted: {outcome.findings_kept} of {outcome.findings_seen} findings kept "
+            f"{verdict}: {outcome.findings_kept} of {outcome.findings_seen} findings kept "
             f"(schema {outcome.schema_version}, prompt {outcome.prompt_version})"
         ]
     for diagnostic in outcome.diagnostics:

@@ -37,7 +37,7 @@ from promptops.merge.model import (
     SuppressedFinding,
 )
 from promptops.parsing import ChangedFiles, Parser, normalize_repo_path
-from promptops.semantics import MergeSemantics, unmapped_severities
+from promptops.semantics import MergeSemantics, section_hint, unmapped_severities
 
 _TITLE_LIMIT = 80
 _FIRST_CLAUSE = re.compile(r"(?<=[.!?])\s|:\s")
@@ -91,7 +91,11 @@ def merge(
 def _semantics(contract: Contract) -> MergeSemantics:
     source = f"{contract.directory}/contract.yaml"
     if contract.merge is None:
-        raise ContractError(source, "no merge section: promptops merge cannot put its findings on a common scale")
+        raise ContractError(
+            source,
+            "no merge section: promptops merge cannot put its findings on a common scale; add to it "
+            + section_hint(contract.shape(contract.default_policy.schema_floor), contract.roles),
+        )
     for version, shape in contract.shapes.items():
         missing = unmapped_severities(contract.merge, shape)
         if missing:

@@ -17,7 +17,7 @@ from promptops import sarif
 from promptops.contract import Contract
 from promptops.errors import ContractError
 from promptops.merge.model import MergedFinding, MergedReport
-from promptops.semantics import SEVERITY_WEIGHTS, MergeSemantics
+from promptops.semantics import SEVERITY_WEIGHTS, MergeSemantics, section_hint
 from promptops.wording import count
 
 FORMATS = ("md", "json", "sarif")
@@ -171,7 +171,11 @@ def _writable(target: Contract) -> MergeSemantics:
     source = f"{target.directory}/contract.yaml"
     semantics = target.merge
     if semantics is None:
-        raise ContractError(source, "no merge section: merge cannot write its result in this contract")
+        raise ContractError(
+            source,
+            "no merge section: merge cannot write its result in this contract; add to it "
+            + section_hint(target.shape(target.default_policy.schema_floor), target.roles),
+        )
     shape = target.shape(target.default_policy.schema_floor)
     roles = target.roles
     written = {roles.id, semantics.title, semantics.severity_field, semantics.category, roles.path, roles.line}

@@ -298,7 +298,13 @@ def _syntax_error(text: str, pos: int) -> Rejection:
     what = f"unexpected {text[pos : pos + 1]!r}"
     if text[pos] in "}]" and text[:pos].rstrip().endswith(","):
         what = f"a trailing comma before {text[pos]!r}"
+        pos = _comma_before(text, pos)
     return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {what} at {_line_column(text, pos)}")
+
+
+def _comma_before(text: str, pos: int) -> int:
+    """Where the comma that a closing bracket at ``pos`` follows stands: the fault a reader looks for."""
+    return len(text[:pos].rstrip()) - 1
 
 
 # msgspec's complaints, in the user's terms (JSON texts only: the positions msgspec gives are byte offsets).
@@ -326,6 +332,9 @@ def _explain(text: str, error: str, start: int = 0) -> str:
         return phrase if phrase != _COMPLAINTS["Input data was truncated"] else f"{phrase} (at {_end(text)})"
     prefix = text[:start] + text[start:].encode("utf-8", "surrogatepass")[: int(offset)].decode("utf-8", "replace")
     where = _line_column(prefix, len(prefix))
+    if phrase.startswith("a trailing comma") and prefix.rstrip().endswith(","):
+        # msgspec names the closing bracket; the fault is the comma, which may be lines before it
+        where = _line_column(prefix, _comma_before(prefix, len(prefix)))
     if phrase == "unexpected character" and len(prefix) < len(text):
         phrase = f"unexpected character {text[len(prefix)]!r}"
     return f"{phrase} at {where}"

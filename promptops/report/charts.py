@@ -106,6 +106,7 @@ def rate_chart(
         def x(moment: datetime) -> float:
             return _LEFT + inner_w * min(max((moment - start).total_seconds() / span, 0.0), 1.0)
 
+        rows: list[list[tuple[float, float]]] = []  # the spans of the labels already placed, row by row
         for moment, text in marks:
             if start <= moment <= end:
                 parts.append(
@@ -113,9 +114,12 @@ def rate_chart(
                 )
                 # Labels in the right half read leftwards, so a late mark's label stays inside the plot.
                 right = x(moment) > _LEFT + inner_w / 2
+                at = x(moment) + (-3 if right else 3)
+                reach = _MARK_CHAR * len(text)
+                row = _free_row(rows, (at - reach, at) if right else (at, at + reach))
                 placed = {
-                    "x": x(moment) + (-3 if right else 3),
-                    "y": _TOP + 11,
+                    "x": at,
+                    "y": _TOP + 11 + _MARK_ROW * row,
                     "text_anchor": "end" if right else None,
                     "class": "mark-label",
                 }
@@ -131,15 +135,17 @@ def rate_chart(
                     text=_when(moment, bucket),
                 )
             )
-    else:
+    slo_y = y(series.slo)
+    if not points:
+        # In the half of the plot the SLO line does not cross, so the two never overlap
+        empty_y = _TOP + inner_h * (0.75 if slo_y < _TOP + inner_h / 2 else 0.25) + 4
         parts.append(
             _el(
                 "text",
-                {"x": _LEFT + inner_w / 2, "y": _TOP + inner_h / 2, "text_anchor": "middle", "class": "empty"},
+                {"x": _LEFT + inner_w / 2, "y": empty_y, "text_anchor": "middle", "class": "empty"},
                 text="no responses of this rollout in the store yet",
             )
         )
-    slo_y = y(series.slo)
     parts.append(_el("line", {"x1": _LEFT, "x2": _LEFT + inner_w, "y1": slo_y, "y2": slo_y, "class": "slo"}))
     parts.append(
         _el(
@@ -162,6 +168,19 @@ def rate_chart(
         )
     )
     return _svg(_WIDTH, _HEIGHT, label, *parts)
+
+
+_MARK_CHAR, _MARK_ROW = 6.2, 12  # a mark label's width per character (10.5px sans-serif) and its row height
+
+
+def _free_row(rows: list[list[tuple[float, float]]], span: tuple[float, float]) -> int:
+    """The first row where ``span`` overlaps no label already placed; the span is recorded there."""
+    for index, taken in enumerate(rows):
+        if all(span[1] + 4 <= left or right + 4 <= span[0] for left, right in taken):
+            taken.append(span)
+            return index
+    rows.append([span])
+    return len(rows) - 1
 
 
 def _runs(points: Sequence[Point], width: timedelta) -> list[list[Point]]:
@@ -217,11 +236,16 @@ def _arm_run(
     return parts
 
 
-def progress(n: int, needed: int, label: str) -> Svg:
-    """A bar of ``n`` against the ``needed`` responses (full once reached)."""
+def progress(n: int, needed: int, label: str, status: str | None = None) -> Svg:
+    """A bar of ``n`` against the ``needed`` responses (full once reached). Its colour is the metric's
+    ``status`` where that is bad news: a full bar on a failing metric must not read as a good sign."""
     width, height = 260, 16
     done = 1.0 if needed <= 0 else min(n / needed, 1.0)
-    text = f"{n:,} of {needed:,} needed" if n < needed else f"{n:,} (needed {needed:,})"
+    if needed <= 0:
+        text = f"{n:,} (none needed)"
+    else:
+        text = f"{n:,} of {needed:,} needed" if n < needed else f"{n:,} (needed {needed:,})"
+    tone = {"fail": "bad", "warn": "fill"}.get(status or "", "done" if n >= needed else "fill")
     return _svg(
         width + 170,
         height,
@@ -229,7 +253,7 @@ def progress(n: int, needed: int, label: str) -> Svg:
         _el("rect", {"x": 0, "y": 0, "width": width, "height": height, "class": "track"}),
         _el(
             "rect",
-            {"x": 0, "y": 0, "width": width * done, "height": height, "class": "done" if n >= needed else "fill"},
+            {"x": 0, "y": 0, "width": width * done, "height": height, "class": tone},
         ),
         _el("text", {"x": width + 6, "y": 12, "class": "legend"}, text=text),
     )

@@ -56,15 +56,25 @@ def _rollout_context(rollout: RolloutView) -> dict[str, Any]:
     ]
     gate_metrics = {m["metric"]: m for m in rollout.gate.get("metrics", [])}
     window = rollout.gate.get("window", {}).get("responses", {})
+    step = next((s for s in rollout.steps if s["index"] == rollout.step), None)
+    # What each arm needs at this step is the plan's figure (as `rollout plan` and `status` say), never less
+    # than what this metric needs to pass on the candidate with no failure
+    step_needs = {
+        "candidate": step["candidate_needed"] if step else 0,
+        "baseline": step["baseline_needed"] if step else 0,
+    }
     metrics = []
     for series in rollout.series:
         gate = gate_metrics.get(series.metric)
-        needed = gate["n_needed"] if gate else None
         progress = []
-        if needed is not None:
+        if gate is not None:
             for arm in ("candidate", "baseline"):
                 n = int(window.get(arm, 0))
-                progress.append((arm, Markup(charts.progress(n, needed, f"{arm} responses in this step"))))
+                needed = step_needs[arm]
+                if arm == "candidate" and rollout.weight > 0:
+                    needed = max(needed, int(gate["n_needed"]))
+                bar = charts.progress(n, needed, f"{arm} responses in this step", gate.get("status"))
+                progress.append((arm, Markup(bar)))
         metrics.append(
             {
                 "series": series,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.conftest import Cli
 
@@ -160,3 +161,78 @@ def test_rollout_new_says_what_to_cut_first(repo: Path, cli: Cli) -> None:
     code, _, err = cli(repo, "rollout", "new", "bugs")
     assert code == 3 and "the head's prompt 1.0.1 is not released: cut it first" in err
     assert not (repo / "rollout").exists()
+
+
+def _with_item(**properties: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(json.dumps(SCHEMA))
+    item = schema["properties"]["issues"]["items"]
+    item["properties"].update(properties)
+    return schema
+
+
+_WHAT = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "issueId": {"type": "string"},
+            "filename": {"type": "string"},
+            "lineNumber": {"type": "integer"},
+            "severity": {"type": "string", "enum": ["high", "low"]},
+            "what": {"type": "string"},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected", "finding"),
+    [
+        # a message field of the team's own name: the first plain text field that plays no role
+        (
+            {**SCHEMA, "properties": {"issues": _WHAT}},
+            {"severity": {"field": "severity", "map": {"high": "high", "low": "low"}}, "message": ["what"]},
+            {"severity": "high", "what": "x"},
+        ),
+        # confidence in words is placed on the 0-1 scale
+        (
+            _with_item(confidence={"type": "string", "enum": ["high", "medium", "low"]}),
+            {
+                "severity": {"field": "severity", "map": {"P0": "critical", "P1": "high", "P2": "medium", "P3": "low"}},
+                "message": ["explanation"],
+                "confidence": {"field": "confidence", "map": {"high": 0.8, "medium": 0.6, "low": 0.4}},
+            },
+            {"severity": "P1", "explanation": "x", "confidence": "low"},
+        ),
+    ],
+)
+def test_contract_new_writes_the_merge_section_it_can_infer(
+    repo: Path, cli: Cli, schema: dict[str, Any], expected: dict[str, Any], finding: dict[str, Any]
+) -> None:
+    code, _, err = cli(repo, "contract", "new", "bugs", "--schema", _schema(repo, schema))
+    assert code == 0, err
+    config = yaml.safe_load((repo / "versions/bugs/contract.yaml").read_text(encoding="utf-8"))
+    assert config["merge"] == expected
+    answer = {"issues": [{"issueId": "1", "filename": "a.py", "lineNumber": 3, **finding}]}
+    (repo / "answer.json").write_text(json.dumps(answer), encoding="utf-8")
+    code, out, err = cli(repo, "merge", "--changed-file", "a.py", "--format", "json", f"bugs={repo / 'answer.json'}")
+    assert code == 0, err
+    assert len(json.loads(out)["findings"]) == 1
+
+
+def test_without_an_inferable_severity_the_merge_error_shows_the_section_to_add(repo: Path, cli: Cli) -> None:
+    schema = _with_item()
+    item = schema["properties"]["issues"]["items"]
+    item["properties"]["kind"] = {"type": "string", "enum": ["blocker", "nit"]}
+    del item["properties"]["severity"]
+    item["required"] = [r for r in item["required"] if r != "severity"]
+    assert cli(repo, "contract", "new", "bugs", "--schema", _schema(repo, schema))[0] == 0
+    assert "merge:" not in (repo / "versions/bugs/contract.yaml").read_text(encoding="utf-8")
+    (repo / "answer.json").write_text(json.dumps({"issues": []}), encoding="utf-8")
+    code, _, err = cli(repo, "merge", "--changed-file", "a.py", f"bugs={repo / 'answer.json'}")
+    assert code == 3
+    assert err == (
+        "promptops: error: versions/bugs/contract.yaml: no merge section: promptops merge cannot put its findings on"
+        ' a common scale; add to it merge: {severity: {field: kind, map: {blocker: "<critical|high|medium|low|info>",'
+        ' nit: "<critical|high|medium|low|info>"}}, message: [explanation]}\n'
+    )

@@ -56,6 +56,22 @@ def test_strict_warnings_exit_one_only_with_warnings() -> None:
     assert validate_json(*CHANGED_ARGS, stdin=with_drop)[0] == 0
 
 
+def test_every_finding_dropped_is_said_on_the_verdict_line_and_exits_one_under_strict_warnings(tmp_path: Path) -> None:
+    all_dropped = json.dumps(response([finding(1, severity="x"), finding(2, file="elsewhere.py")]))
+    done = run("validate", "--contract", "review-result", *CHANGED_ARGS, "-", stdin=all_dropped)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("accepted, but every finding was dropped: 0 of 2 findings kept")
+    assert "all_findings_dropped" in done.stdout
+    strict = run("validate", "--contract", "review-result", "--strict-warnings", *CHANGED_ARGS, "-", stdin=all_dropped)
+    assert strict.returncode == 1
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(json.dumps({"raw": all_dropped, "changed_files": list(CHANGED)}) + "\n")
+    listed = run("validate", "--contract", "review-result", "--batch", str(batch))
+    assert listed.stdout.splitlines()[0].startswith(
+        "line 1: accepted, but every finding was dropped"
+    )  # no id: its line
+
+
 def test_policy_flags() -> None:
     drifted = json.dumps(response(prompt_version="1.0.2"))
     assert validate_json(*CHANGED_ARGS, stdin=drifted)[0] == 2

@@ -106,8 +106,10 @@ def test_result_is_valid_json(both: Parser) -> None:
             "Here is my review: all good.",
             "response holds no JSON object: the text starts with 'Here is my review: all good.'",
         ),
-        ('{"a": 1,\n "b": [1, 2,]}', "response is not valid JSON: a trailing comma in an array at line 2, column 13"),
-        ('{"a": 1,\n}', "response is not valid JSON: a trailing comma in an object at line 2, column 1"),
+        # a trailing comma is reported where the comma stands, not at the bracket after it
+        ('{"a": 1,\n "b": [1, 2,]}', "response is not valid JSON: a trailing comma in an array at line 2, column 12"),
+        ('{"a": 1,\n}', "response is not valid JSON: a trailing comma in an object at line 1, column 8"),
+        ('{"a": [{"b": 1},\n  ]}', "response is not valid JSON: a trailing comma in an array at line 1, column 16"),
         ("[1, 2", "response is not valid JSON: the text ends before the JSON is complete (at line 1, column 6)"),
         (b'{"a": "caf\xe9"}', "response is not valid UTF-8 at line 1, column 11 (byte 10)"),
         ('{"a": 1e999}', "response is not valid JSON: a number out of range"),

@@ -53,7 +53,7 @@ def test_a_broken_wrapped_object_is_invalid_json_saying_where_it_breaks(contract
         outcome = parser.parse(text, CHANGED)
         assert outcome.reason == Code.INVALID_JSON
         message = outcome.diagnostics[0].message
-        assert message == f"response is not valid JSON: a trailing comma in an object at line 3, column {len(body) + 2}"
+        assert message == f"response is not valid JSON: a trailing comma in an object at line 3, column {len(body) + 1}"
 
 
 @pytest.mark.parametrize(

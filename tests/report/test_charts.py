@@ -75,6 +75,47 @@ def test_progress_bars_fill_to_the_share_reached(n: int, needed: int, fraction: 
     assert fill.get("class") == ("done" if n >= needed else "fill")
 
 
+@pytest.mark.parametrize(("status", "tone"), [("fail", "bad"), ("warn", "fill"), ("pass", "done"), (None, "done")])
+def test_a_full_bar_on_a_failing_metric_is_not_green(status: str | None, tone: str) -> None:
+    svg = ET.fromstring(charts.progress(900, 299, "candidate", status))
+    assert svg.findall(f"{SVG}rect")[1].get("class") == tone
+
+
+def test_progress_needing_nothing_says_so() -> None:
+    svg = ET.fromstring(charts.progress(0, 0, "baseline"))
+    assert [t.text for t in svg.iter(f"{SVG}text")] == ["0 (none needed)"]
+
+
+def _mark_labels(svg: ET.Element) -> list[tuple[float, float, str]]:
+    return [
+        (float(t.get("x", 0)), float(t.get("y", 0)), t.text or "")
+        for t in svg.iter(f"{SVG}text")
+        if t.get("class") == "mark-label"
+    ]
+
+
+def test_mark_labels_close_together_take_separate_rows_and_far_ones_share_one() -> None:
+    series = MetricSeries(
+        "dropped_finding", "critical", 0.03, None, {"candidate": (_point(0, 1, 99), _point(47, 1, 99))}
+    )
+    close = [(T + timedelta(hours=h), f"promote → step {i}") for i, h in enumerate((20, 24, 26), start=1)]
+    labels = _mark_labels(ET.fromstring(charts.rate_chart(series, bucket="hour", versions={}, marks=close)))
+    assert len({y for _, y, _ in labels}) == 3  # each would overlap the one before: three rows
+    far = [(T + timedelta(hours=h), f"promote → step {i}") for i, h in enumerate((2, 40), start=1)]
+    labels = _mark_labels(ET.fromstring(charts.rate_chart(series, bucket="hour", versions={}, marks=far)))
+    assert len({y for _, y, _ in labels}) == 1
+
+
+@pytest.mark.parametrize("slo", [0.005, 0.01, 0.02, 0.03, 0.05, 0.2, 0.5, 0.9])
+def test_the_empty_chart_note_never_sits_on_the_slo_line(slo: float) -> None:
+    svg = ET.fromstring(
+        charts.rate_chart(MetricSeries("coercion", "warning", slo, None, {}), bucket="day", versions={})
+    )
+    line = next(e for e in svg.iter(f"{SVG}line") if e.get("class") == "slo")
+    note = next(e for e in svg.iter(f"{SVG}text") if e.get("class") == "empty")
+    assert abs(float(note.get("y", 0)) - 4 - float(line.get("y1", 0))) > 30  # 13px text, well clear of the line
+
+
 def test_the_reports_indicators_are_the_gates() -> None:
     assert INDICATORS == gate._INDICATOR and set(INDICATORS) == set(METRICS)
 

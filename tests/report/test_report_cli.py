@@ -305,3 +305,33 @@ def test_a_damaged_parquet_export_exits_3_with_one_line(cli: Cli, report_project
     victim.write_bytes(b"PAR1 not really parquet")
     code, out, err = _report(cli, report_project, store="lake")
     assert code == 3 and out == "" and len(err.splitlines()) == 1 and err.startswith("promptops: error: lake"), err
+
+
+def test_the_bars_need_what_the_plan_says_each_arm_needs(cli: Cli, report_project: Path) -> None:
+    _report(cli, report_project)
+    rollout = _summary(report_project)["rollouts"][0]
+    step = rollout["steps"][rollout["step"]]
+    page = (report_project / "reports" / f"{CONTRACT}.html").read_text(encoding="utf-8")
+    for metric in rollout["gate"]["metrics"]:
+        candidate = max(step["candidate_needed"], metric["n_needed"])
+        assert f"candidate responses in this step: {_needed(rollout, 'candidate', candidate)}" in page
+    assert f"baseline responses in this step: {_needed(rollout, 'baseline', step['baseline_needed'])}" in page
+    assert step["baseline_needed"] > max(m["n_needed"] for m in rollout["gate"]["metrics"])  # the plan's, not 99
+
+
+def _needed(rollout: dict[str, Any], arm: str, needed: int) -> str:
+    n = rollout["gate"]["window"]["responses"][arm]
+    return f"{n:,} of {needed:,} needed" if n < needed else f"{n:,} (needed {needed:,})"
+
+
+def test_a_rolled_back_rollout_shows_the_reason_recorded_at_the_rollback(cli: Cli, report_project: Path) -> None:
+    reason = "findings read like nits <b>"
+    code, _, err = cli(
+        report_project, "rollout", "rollback", str(report_project / PLAN), "--reason", reason,
+        "--now", (NOW - timedelta(hours=1)).isoformat(), "--by", "alice",
+    )  # fmt: skip
+    assert code == 0, err
+    _report(cli, report_project)
+    page = (report_project / "reports" / f"{CONTRACT}.html").read_text(encoding="utf-8")
+    assert "rolled back: findings read like nits &lt;b&gt;</td>" in page  # the overview's reason column
+    assert "<strong>Rolled back</strong>" in page and "by alice: findings read like nits &lt;b&gt;" in page

@@ -79,3 +79,71 @@ def test_the_same_seed_gives_the_same_records(tmp_path: Path) -> None:
     first = _records(tmp_path, "review-result", profile, n=200)
     assert first == _records(tmp_path, "review-result", profile, n=200)
     assert first != _records(tmp_path, "review-result", profile, n=200, seed=4)
+
+
+# A team's own reviewer: its array is `gaps`, ids `G1`, `G2`..., a ranged line, a uri, a multiple and a length.
+GAPS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["schema_version", "prompt_version", "gaps"],
+    "properties": {
+        "schema_version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+$"},
+        "prompt_version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+$"},
+        "gaps": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["id", "file", "line", "severity", "what", "effort"],
+                "properties": {
+                    "id": {"type": "string", "pattern": "^G[0-9]+$"},
+                    "file": {"type": "string"},
+                    "line": {"type": "integer", "minimum": 10, "maximum": 20},
+                    "severity": {"type": "string", "enum": ["high", "low"]},
+                    "what": {"type": "string", "minLength": 100, "maxLength": 120},
+                    "effort": {"type": "integer", "minimum": 0, "maximum": 40, "multipleOf": 5},
+                    "link": {"type": "string", "format": "uri"},
+                    "ticket": {"type": "string", "pattern": "^[A-Z]{2,4}-[1-9][0-9]{0,4}$"},
+                },
+            },
+        },
+    },
+}
+
+
+def test_a_foreign_schema_gets_traffic_drawn_from_its_own_rules(tmp_path: Path) -> None:
+    import json
+
+    import promptops.cli
+
+    root = tmp_path / "project"
+    root.mkdir()
+    schema = tmp_path / "gaps.json"
+    schema.write_text(json.dumps(GAPS_SCHEMA))
+    assert promptops.cli.run(["--root", str(root), "contract", "new", "gaps", "--schema", str(schema)]) == 0
+    contract = load_contract(root, "gaps")
+    assert contract.items == "gaps" and contract.roles.id == "id"
+    versions = '{prompt_version: "1.0.0", schema_version: "1.0"}'
+    text = PLAN.replace("contract: review-result", "contract: gaps")
+    text = text.replace('{prompt_version: "1.0.0", schema_version: "1.0"}', versions)
+    text = text.replace('{prompt_version: "1.1.0", schema_version: "1.1"}', versions)
+    plan = load_plan(write_plan(tmp_path, text), "plan.yaml")
+    records = list(
+        simulate(plan, contract, responses=300, start=START, end=START + timedelta(hours=2), seed=5,
+                 profiles={"baseline": CLEAN, "candidate": CLEAN}, weight=0.5)
+    )  # fmt: skip
+    parser = Parser(contract, contract.default_policy)
+    gaps = []
+    for record in records:
+        outcome = parser.parse(record["raw"], record["changed_files"])
+        assert outcome.outcome == "accepted" and not outcome.diagnostics, (record["raw"], outcome.diagnostics)
+        gaps += json.loads(record["raw"])["gaps"]
+    assert len(gaps) > 600
+    for gap in gaps:
+        assert gap["id"].startswith("G") and 10 <= gap["line"] <= 20 and gap["effort"] % 5 == 0, gap
+        assert 100 <= len(gap["what"]) <= 120, gap
+        if "link" in gap:
+            assert gap["link"].startswith("https://"), gap
+    assert sum("ticket" in g for g in gaps) > 100  # an optional patterned field is drawn, not left out
+    ids = [[g["id"] for g in json.loads(r["raw"])["gaps"]] for r in records]
+    assert all(len(set(each)) == len(each) for each in ids)  # distinct within a response

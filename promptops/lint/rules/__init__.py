@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 from promptops.lint.model import Finding, Level, LintContext, Rule
 from promptops.lint.rules.contract import PinnedVersions
-from promptops.lint.rules.fields import EnumSets, OptionalFields, RequiredFields
+from promptops.lint.rules.fields import EnumSets, OptionalFields, RequiredFields, UnstatedConstraints
 from promptops.lint.rules.instructions import ChangedFilesOnly, OmitUncertain, StrictJson
 from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
@@ -54,6 +54,7 @@ RULES: tuple[Rule, ...] = (
     ReleasedArtifactModified(),
     EncodingDamage(),
     NoHeadTemplate(),
+    UnstatedConstraints(),
     UnusedSuppression(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -1,5 +1,5 @@
 """Rules that hold a prompt's field rules to the schema it pins: required fields (PO002), optional fields
-(PO003) and enum sets (PO004).
+(PO003), enum sets (PO004) and the value constraints the parser enforces (PO012).
 
 Each reads the representative render through ``promptops.lint.reading``: statements are found by the
 schema's own field names and enum values and by the text's structure (lists, tables, labels), never by
@@ -9,13 +9,14 @@ table where its level's other fields are stated (its group), else at the prompt'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from promptops.lint import reading
-from promptops.lint.model import Finding, LintContext, Rule
+from promptops.lint.model import Finding, Level, LintContext, Rule
 from promptops.lint.spans import Span
-from promptops.lint.subject import CONTRACT_KINDS, Subject
-from promptops.shape import ObjectShape
+from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject
+from promptops.shape import FieldRule, ObjectShape
 
 _LABELS: dict[reading.Scope, str] = {"top": "top-level", "item": "finding"}
 
@@ -211,3 +212,85 @@ class EnumSets(Rule):
                         subject.locate(statement.offset, statement.text),
                         f"enum set of {label} field `{name}` differs from the schema: " + "; ".join(parts),
                     )
+
+
+# A word of a statement that may be an example value: "CWE-89" in "(e.g. CWE-89)", `G12` in backticks.
+_EXAMPLE = re.compile(r"[\w][\w\-.:/@#]*")
+
+
+class UnstatedConstraints(Rule):
+    """A constraint the parser enforces on a field's value is not stated where the prompt states the field.
+
+    For every field the prompt states, each constraint of the pinned schema that makes the parser drop a
+    finding (or reject the answer) must be visible to the model: a ``pattern`` as the expression itself
+    anywhere in the prompt or as an example value in the field's statement that matches it; ``minimum``,
+    ``maximum``, their exclusive forms, ``multipleOf``, ``minLength``/``maxLength`` (1 may read
+    "non-empty") and ``minItems``/``maxItems`` as their numbers in the field's statement. The shared
+    partials state them all (``_partials/fields.j2`` the bounds, ``_partials/values.j2`` patterns and
+    formats). Fields the prompt does not state at all are PO002's and PO003's; the version fields are stated
+    as exact values by PO001. Heads only: released snapshots keep the wording they were released with.
+
+    Fails (the schema says ``"id": {"type": "string", "pattern": "^G[0-9]+$"}``)::
+
+        - `id` (string)
+
+    Passes::
+
+        - `id` (string): `G` and a number, such as `G12`
+    """
+
+    code = "PO012"
+    name = "unstated-constraints"
+    level = Level.WARNING
+    kinds = frozenset({Kind.HEAD})
+
+    def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
+        found = _read(subject)
+        if found is None or subject.contract is None or subject.render is None:
+            return
+        versions = {subject.contract.versions.schema, subject.contract.versions.prompt}
+        for level, label, shape in _levels(subject):
+            for name, rule in shape.properties.items():
+                mine = _mine(found, name, level)
+                if not mine or name in versions:
+                    continue
+                for missing in _unstated(rule, mine, subject.render.text):
+                    where = mine[0]
+                    yield self.finding(
+                        subject,
+                        subject.locate(where.offset, where.text),
+                        f"{label} field `{name}`: the parser enforces {missing}, which the prompt never states",
+                    )
+
+
+def _unstated(rule: FieldRule, statements: list[reading.FieldStatement], prompt: str) -> Iterator[str]:
+    text = " ".join(s.text for s in statements)
+    if rule.pattern_source is not None and rule.pattern_source not in prompt:
+        examples = _EXAMPLE.findall(text)
+        if rule.pattern is None or not any(rule.pattern.search(word) for word in examples):
+            yield f"the pattern {rule.pattern_source!r}"
+    bounds = (
+        ("minimum", rule.minimum),
+        ("maximum", rule.maximum),
+        ("exclusiveMinimum", rule.exclusive_minimum),
+        ("exclusiveMaximum", rule.exclusive_maximum),
+        ("multipleOf", rule.multiple_of),
+        ("maxLength", rule.max_length),
+        ("minItems", rule.min_items),
+        ("maxItems", rule.max_items),
+    )
+    for keyword, value in bounds:
+        if value is not None and not _states_number(text, value):
+            yield f"{keyword} {_number(value)}"
+    if rule.min_length is not None and not (
+        _states_number(text, rule.min_length) or (rule.min_length == 1 and "non-empty" in text)
+    ):
+        yield f"minLength {rule.min_length}"
+
+
+def _states_number(text: str, value: float) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(_number(value))}(?![\d]|\.\d)", text) is not None
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
