@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from promptops.versioning import PromptVersion, SchemaVersion
 
 __version__ = "0.1.0"
+# The distribution that installs this package (pyproject's [project] name): what install hints name.
+DISTRIBUTION = "promptops-toolchain"
 
 _EXPORTS: dict[str, str] = {
     "ChangedFiles": "promptops.parsing",

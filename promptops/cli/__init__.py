@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from promptops import DISTRIBUTION
 from promptops.cli import completion, exits
 from promptops.cli.project import Project, find_root
 from promptops.errors import PromptopsError
@@ -64,7 +65,7 @@ class LazyGroup(click.Group):
     help="Project root holding versions/, templates/ and rollout/ (default: nearest parent of the working "
     "directory that has a versions/ directory).",
 )
-@click.version_option(package_name="promptops")
+@click.version_option(package_name=DISTRIBUTION)
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None) -> None:
     """Release toolchain for LLM code reviewers: contracts, parsing, compatibility, rollouts."""
@@ -82,6 +83,9 @@ def run(argv: list[str] | None = None) -> int:
         result: Any = cli.main(args=argv, prog_name="promptops", standalone_mode=False)
     except click.exceptions.Exit as stop:
         return stop.exit_code
+    except click.exceptions.NoArgsIsHelpError as bare:  # `promptops` or a group alone: its help, as with --help
+        click.echo(bare.ctx.get_help(), color=bare.ctx.color)
+        return exits.OK
     except click.ClickException as problem:  # usage errors: bad flags, missing options
         _fail(problem.format_message())
         return exits.TOOL_FAILURE
@@ -94,7 +98,7 @@ def run(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as problem:
         if problem.name not in STORE_MODULES:
             raise
-        _fail(f"this command needs the diagnostics store ({problem.name}): pip install 'promptops[store]'")
+        _fail(f"this command needs the diagnostics store ({problem.name}): pip install '{DISTRIBUTION}[store]'")
         return exits.TOOL_FAILURE
     except OSError as problem:
         where = f"{problem.filename}: " if problem.filename else ""

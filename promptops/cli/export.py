@@ -10,12 +10,10 @@ import json
 from pathlib import Path
 
 import click
-import duckdb
 
 from promptops.cli import exits
 from promptops.cli.project import Project, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.store import Store, export_parquet
 from promptops.store.errors import store_error
 from promptops.wording import count
 
@@ -55,6 +53,10 @@ def export_command(
     The files carry this store's id: exporting again replaces them, and other stores' files in DIRECTORY
     stay. `promptops rates --store DIRECTORY` reads the export. Exit codes: 0 exported; 3 tool failure.
     """
+    import duckdb  # the store extra loads here, never for --help
+
+    from promptops.store import Store, export_parquet
+
     path, display = store_location(project, store_path)
     try:
         with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,9 +27,11 @@ from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
 from promptops.spark.options import engine_options
-from promptops.store import BadRecord, IngestReport, ParserCache, Store, ingest_logs
-from promptops.store.ingest import DEFAULT_INGEST_BATCH, SLOT_LIMIT, total_bytes
+from promptops.store.defaults import DEFAULT_INGEST_BATCH
 from promptops.wording import count
+
+if TYPE_CHECKING:
+    from promptops.store import BadRecord, IngestReport
 
 # Below this much input, starting worker processes (about a second each) costs more than it saves.
 AUTO_WORKERS_BYTES = 64 << 20
@@ -89,6 +91,10 @@ def ingest_command(
     Exit codes: 0 all records stored; 2 some records were bad (reported with file:line, the rest stored);
     3 tool failure (store locked past --lock-timeout, unreadable log or store, broken contract).
     """
+    # the store extra (DuckDB, Arrow) loads here, never for --help
+    from promptops.store import ParserCache, Store, ingest_logs
+    from promptops.store.ingest import total_bytes
+
     ingest: Callable[..., IngestReport] = ingest_logs
     if "otlp-json" in (input_format, output_format):
         from promptops.store.otlp import ingest_otlp
@@ -208,6 +214,8 @@ def unknown_names(root: Path, report: IngestReport) -> list[str]:
         for (contract, rollout_id, arm), records in sorted(arms.items())
     ]
     if report.other_slots:
+        from promptops.store.ingest import SLOT_LIMIT
+
         warnings.append(
             f"{count(report.other_slots, 'record')} of more than {SLOT_LIMIT:,} distinct (contract, rollout, arm) "
             "combinations were not checked for unknown rollout ids and arms"

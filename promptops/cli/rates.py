@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import duckdb
 
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
@@ -23,9 +22,17 @@ from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
 from promptops.rollout.plan import plan_path
 from promptops.spark.options import engine_options
-from promptops.store import RatesQuery, RatesReport, Store, open_parquet, rates
 from promptops.store.errors import store_error
-from promptops.store.metrics import GROUP_COLUMNS, PER_RESPONSE, PER_RUN, GroupRates, Rate
+from promptops.store.metrics import (
+    GROUP_COLUMNS,
+    PER_RESPONSE,
+    PER_RUN,
+    GroupRates,
+    Rate,
+    RatesQuery,
+    RatesReport,
+    rates,
+)
 from promptops.wording import count
 
 
@@ -69,6 +76,10 @@ def rates_command(
         query = RatesQuery(contract_name, by=by, since=_parse_since(since), rollout_id=rollout_id, top=top)
     except ValueError as problem:
         raise click.BadParameter(str(problem), param_hint="--by") from None
+    import duckdb  # the store extra loads here, never for --help
+
+    from promptops.store import Store, open_parquet
+
     path, display = store_location(project, store_path)
     try:
         if engine == "spark":

@@ -14,7 +14,7 @@ import click
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project
 from promptops.store import DEFAULT_STORE
-from promptops.store.store import DEFAULT_LOCK_TIMEOUT
+from promptops.store.defaults import DEFAULT_LOCK_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
 

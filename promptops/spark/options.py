@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
+from promptops import DISTRIBUTION
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 ENGINES = ("duckdb", "spark")
@@ -32,7 +34,7 @@ def engine_options() -> Callable[[F], F]:
             default="duckdb",
             show_default=True,
             help="Where the store is read or written: DuckDB in this process, or Spark on a Parquet lake "
-            "directory (--store LAKE_DIR; needs promptops[spark]).",
+            f"directory (--store LAKE_DIR; needs {DISTRIBUTION}[spark]).",
         )(function)
 
     return decorate

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from promptops import DISTRIBUTION
 from promptops.errors import PromptopsError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-INSTALL_HINT = "the Spark engine needs pyspark and Java 17+: pip install 'promptops[spark]'"
+INSTALL_HINT = f"the Spark engine needs pyspark and Java 17+: pip install '{DISTRIBUTION}[spark]'"
 
 # Settings the engine relies on whatever the cluster's defaults: times are UTC wall-clock values (the store's
 # TIMESTAMP columns), hive partition values stay strings (a contract named "2025" is not a number), and Arrow

@@ -3,7 +3,7 @@
 Modules: ``ddl`` (tables, migrations, views), ``store`` (open, lock, whole-batch writes), ``batch`` (columnar
 batches, Recorder, also the re-ask loop's trace sink), ``traces`` (trace steps as rows), ``logs`` (response log
 segments and records), ``policies`` (policy resolver, parser cache), ``ingest`` (logs to store), ``metrics``
-(rates), ``parquet`` (export, views over an export).
+(rates), ``parquet`` (export, views over an export), ``defaults`` (the defaults the commands' help shows).
 
 Names load lazily: a command that only reads the store (``rollout gate``) must not pay for pyarrow and the
 parser, which only writers need.

@@ -42,6 +42,7 @@ from promptops.store.chunks import (
     start_worker,
     too_long,
 )
+from promptops.store.defaults import DEFAULT_INGEST_BATCH as DEFAULT_INGEST_BATCH  # re-exported: otlp.py reads it here
 from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments, read_range
 from promptops.store.policies import ParserCache
 from promptops.store.store import Batch, Store, WriteResult
@@ -50,7 +51,6 @@ from promptops.store.store import Batch, Store, WriteResult
 # (in the report); distinct (contract, rollout_id, arm) slots past SLOT_LIMIT are counted together.
 BAD_SAMPLE = 100
 SLOT_LIMIT = 10_000
-DEFAULT_INGEST_BATCH = 125_000  # at least one DuckDB row group (122,880), written straight to the file, not the WAL
 DECODE_CHUNK = 5_000
 
 

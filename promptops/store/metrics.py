@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
+if TYPE_CHECKING:  # only annotations: the CLI reads GROUP_COLUMNS for its help without the store extra
+    import duckdb
 
 # --by names -> view columns.
 GROUP_COLUMNS: dict[str, str] = {

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from promptops.store import ddl
+from promptops.store.defaults import DEFAULT_LOCK_TIMEOUT
 from promptops.store.errors import StoreError, StoreLockedError, describe, store_error
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-DEFAULT_LOCK_TIMEOUT = 30.0
 # Bounds DuckDB's buffer cache so ingest memory does not grow with the size of the store.
 DEFAULT_MEMORY_LIMIT = "256MB"
 _LOCK_MESSAGE = "Could not set lock on file"

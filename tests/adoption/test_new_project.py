@@ -164,7 +164,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Env:
         check=True,
         capture_output=True,
     )
-    (wheel,) = (base / "dist").glob("promptops-*.whl")
+    (wheel,) = (base / "dist").glob("*.whl")
     venv.create(base / "venv", with_pip=True)
     bin_dir = base / "venv" / "bin"
     subprocess.run([str(bin_dir / "pip"), "install", "-q", f"{wheel}[store]"], check=True, capture_output=True)

@@ -82,5 +82,5 @@ def test_without_pyspark_the_spark_engine_says_how_to_install_it(tmp_path: Path)
         )
         assert done.returncode == 3, done.stderr
         assert done.stderr.strip().splitlines() == [
-            "promptops: error: the Spark engine needs pyspark and Java 17+: pip install 'promptops[spark]'"
+            "promptops: error: the Spark engine needs pyspark and Java 17+: pip install 'promptops-toolchain[spark]'"
         ]
