@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from promptops.store.otlp import SpanRecord, span_record
+from promptops.store.otlp_spans import SpanRecord, span_record
 
 START, END = 1_762_075_800_000_000_000, 1_762_075_801_250_500_000  # 1.2505 s apart
 
