@@ -264,7 +264,17 @@ def read_request(line: bytes | None) -> Iterator[tuple[str | None, Outcome]]:
                 if isinstance(span, _Failed):
                     yield f"span {index}{_id_of(raw_span, None)}", span.problem
                 else:
-                    yield f"span {index}{_id_of(raw_span, span)}", span_record(span)
+                    yield f"span {index}{_id_of(raw_span, span)}", _converted(span)
+
+
+def _converted(span: object) -> Outcome:
+    try:
+        return span_record(span)
+    except MemoryError:
+        raise
+    except Exception as problem:  # whatever else fails on one span makes that span bad, as for a log record
+        text = " ".join(f"{type(problem).__name__}: {problem}".split())
+        return f"could not be read: {text if len(text) <= 200 else text[:197] + '...'}"
 
 
 @dataclass(frozen=True)

@@ -300,3 +300,34 @@ def test_a_line_that_is_no_request_is_one_bad_record(
     code, summary, err = _ingest(cli, project, [_text(first), text, _text(second)])
     assert (code, err, summary["bad_records"]) == (2, [expected], 1)
     assert _stored(project) == sorted(record["response_id"] for record in GOOD)
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_every_broken_span_of_one_line_is_reported_in_order_by_workers_too(
+    project: Path, cli: Cli, workers: str
+) -> None:
+    """All the cases in one request, after a span the ingest itself finds bad (an unknown contract): each is
+    reported at its own place, in order, whether the records are parsed here or in worker processes."""
+    first, second = _good_requests()
+    spans = first["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    unknown = copy.deepcopy(_model_call(first))
+    unknown["spanId"] = HOSTILE_ID
+    _set(unknown, "promptops.contract", {"stringValue": "no-such-contract"})
+    _set(unknown, "promptops.response_id", {"stringValue": "unknown-contract"})
+    spans.append(unknown)
+    expected = [f"{WHERE} unknown contract 'no-such-contract' (no versions/no-such-contract/)"]
+    for number, (_, breaks, problem) in enumerate(SPAN_CASES, PER_LINE + 2):
+        hostile = copy.deepcopy(_model_call(first))
+        hostile["spanId"] = HOSTILE_ID
+        _set(hostile, "promptops.response_id", {"stringValue": f"hostile-{number}"})
+        breaks(hostile)
+        spans.append(hostile)
+        if problem:
+            expected.append(problem.replace(f"span {PER_LINE + 1} ", f"span {number} "))
+    (project / "logs" / "t.jsonl").write_bytes(_text(first) + b"\n" + _text(second) + b"\n")
+    code, _, err = cli(project, "ingest", str(project / "logs"), "--input-format", "otlp-json", "--workers", workers)
+    lines = [line.removeprefix("promptops: ") for line in err.splitlines() if "warning" not in line]
+    assert code == 2 and len(lines) == len(expected), lines
+    for line, start in zip(lines, expected, strict=True):
+        assert line.startswith(start), (line, start)
+    assert _stored(project) == sorted(record["response_id"] for record in GOOD)
