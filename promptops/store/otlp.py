@@ -157,7 +157,7 @@ class SpanChunk:
 
 
 class SpanSource:
-    """A trace file as chunks of records (``ingest.ChunkSource``), counting its spans in ``report``."""
+    """A trace file as chunks of records (``chunks.ChunkSource``), counting its spans in ``report``."""
 
     def __init__(self, segment: Segment, display: str, report: OtlpIngestReport) -> None:
         self._reader = SegmentReader(segment, display)
