@@ -96,10 +96,11 @@ def ingest_command(
     from promptops.store.ingest import total_bytes
 
     ingest: Callable[..., IngestReport] = ingest_logs
+    measure: Callable[[list[Path]], int] = total_bytes
     if "otlp-json" in (input_format, output_format):
-        from promptops.store.otlp import ingest_otlp
+        from promptops.store.otlp import ingest_otlp, otlp_bytes
 
-        ingest, output_format = ingest_otlp, output_format.replace("otlp-json", "text")
+        ingest, measure, output_format = ingest_otlp, otlp_bytes, output_format.replace("otlp-json", "text")
     path, display = store_location(project, store_path)
     reporter = _BadRecords()
     if engine == "spark":  # the lake directory at --store, written by a Spark job (docs/spark.md)
@@ -109,7 +110,7 @@ def ingest_command(
         return _finish(project, display, report, reporter, output_format)
     parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
     paths = list(logs)
-    size = total_bytes(paths)
+    size = measure(paths)
     if workers is None:
         cores = os.cpu_count() or 1
         workers = cores if cores > 1 and size >= AUTO_WORKERS_BYTES else 0

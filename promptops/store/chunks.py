@@ -11,9 +11,10 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -116,6 +117,33 @@ def parse_chunk(
     return ChunkResult(
         batch.responses, batch.diagnostics, batch.slices, records, batch.duplicates + skipped, bad, dict(slots)
     )
+
+
+class SourceChunk(Protocol):
+    """Records read by a ``ChunkSource``, and how they are parsed (in this process or in a worker)."""
+
+    @property
+    def lines(self) -> list[tuple[int, bytes | None]]: ...  # the records as log lines, numbered as stored
+
+    def parse(self, display: str, parsers: ParserCache, skip: frozenset[str]) -> ChunkResult: ...
+
+    def parse_in_worker(self, display: str, skip: frozenset[str]) -> ChunkResult: ...
+
+
+class ChunkSource(Protocol):
+    """A segment whose records come from something other than its lines (an OTLP trace file): chunks of
+    records, and the file's bytes consumed as ``SegmentReader`` counts and hashes them."""
+
+    @property
+    def position(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def sha256(self) -> str: ...
+
+    def chunks(self, size: int) -> Iterator[SourceChunk]: ...
 
 
 def too_long(part: LineRange) -> ChunkResult:

@@ -36,6 +36,8 @@ from promptops.errors import PromptopsError
 from promptops.store.batch import concat_diagnostics
 from promptops.store.chunks import (
     ChunkResult,
+    ChunkSource,
+    SourceChunk,
     parse_chunk,
     parse_chunk_in_worker,
     parse_range_in_worker,
@@ -170,8 +172,37 @@ def ingest_logs(
     only for failures of the run itself (StoreError, a broken contract, a resolver error): batches already
     written stay.
     """
-    segments = find_segments(paths)
-    report = IngestReport()
+    return ingest_segments(
+        find_segments(paths),
+        store,
+        parsers,
+        relative=relative,
+        batch_size=batch_size,
+        rescan=rescan,
+        on_bad=on_bad,
+        on_progress=on_progress,
+        processes=processes,
+    )
+
+
+def ingest_segments(
+    segments: list[Segment],
+    store: Store,
+    parsers: ParserCache,
+    *,
+    relative: Callable[[Path], str],
+    batch_size: int = DEFAULT_INGEST_BATCH,
+    rescan: bool = False,
+    on_bad: Callable[[BadRecord], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    processes: int = 0,
+    open_source: Callable[[Segment, str], ChunkSource] | None = None,
+    report: IngestReport | None = None,
+) -> IngestReport:
+    """``ingest_logs`` of the given segments; with ``open_source``, each segment's records come from the
+    source it opens (segment, display) instead of its lines. The segments are reported in ``report`` (a new
+    ``IngestReport`` when None), which is returned."""
+    report = IngestReport() if report is None else report
     run = _Run(store, parsers, batch_size, on_bad, on_progress, processes, report)
     try:
         for segment in segments:
@@ -180,7 +211,8 @@ def ingest_logs(
                 report.segments.append(SegmentReport(display, skipped=True))
                 run.progress(segment.size)
                 continue
-            report.segments.append(run.segment(segment, display))
+            source = None if open_source is None else open_source(segment, display)
+            report.segments.append(run.segment(segment, display, source))
     finally:
         run.close()
     return report
@@ -252,16 +284,21 @@ class _Run:
         if self._on_progress is not None and consumed > 0:
             self._on_progress(consumed)
 
-    def segment(self, segment: Segment, display: str) -> SegmentReport:
+    def segment(self, segment: Segment, display: str, source: ChunkSource | None = None) -> SegmentReport:
         report = SegmentReport(display)
-        reader = SegmentReader(segment, display)
+        lines: SegmentReader | None = None
+        reader: SegmentReader | ChunkSource
+        if source is None:
+            reader = lines = SegmentReader(segment, display)
+        else:
+            reader = source
         window: deque[tuple[Future[ChunkResult], int]] = deque()
         reported = 0
         try:
-            if self._pool is not None and not segment.compressed:
+            if lines is not None and self._pool is not None and not segment.compressed:
                 # Workers read their chunks from the file: this process only hashes the bytes and finds
                 # where chunks end, and no log text crosses a pipe.
-                for part in reader.line_ranges(self._chunk_size):
+                for part in lines.line_ranges(self._chunk_size):
                     if part.too_long:  # never read: only reported
                         while window:
                             reported = self._collect(window, report, reported)
@@ -276,12 +313,20 @@ class _Run:
                     while len(window) > 2 * self._processes:
                         reported = self._collect(window, report, reported)
             else:
-                for lines in self._line_chunks(reader):
-                    skip = self._stored(lines) if self._precheck else frozenset()
+                for records, chunk in self._chunks(lines, source):
+                    skip = self._stored(records) if self._precheck else frozenset()
                     if self._pool is None:
-                        self._absorb(parse_chunk(lines, display, self._parsers, skip), report)
+                        if chunk is None:
+                            self._absorb(parse_chunk(records, display, self._parsers, skip), report)
+                        else:
+                            self._absorb(chunk.parse(display, self._parsers, skip), report)
                     else:
-                        window.append((self._pool.submit(parse_chunk_in_worker, lines, display, skip), reader.position))
+                        future = (
+                            self._pool.submit(parse_chunk_in_worker, records, display, skip)
+                            if chunk is None
+                            else self._pool.submit(chunk.parse_in_worker, display, skip)
+                        )
+                        window.append((future, reader.position))
                         while len(window) > 2 * self._processes:
                             reported = self._collect(window, report, reported)
                         continue
@@ -318,6 +363,15 @@ class _Run:
         self._absorb(result, report)
         self.progress(position - reported)
         return position
+
+    def _chunks(
+        self, lines: SegmentReader | None, source: ChunkSource | None
+    ) -> Iterator[tuple[list[tuple[int, bytes | None]], SourceChunk | None]]:
+        """(records, None) chunks of a segment's lines, or (records, chunk) of a source's chunks."""
+        if lines is not None:
+            yield from ((records, None) for records in self._line_chunks(lines))
+        elif source is not None:
+            yield from ((chunk.lines, chunk) for chunk in source.chunks(self._chunk_size))
 
     def _line_chunks(self, reader: SegmentReader) -> Iterator[list[tuple[int, bytes | None]]]:
         chunk: list[tuple[int, bytes | None]] = []

@@ -1,102 +1,57 @@
 """OpenTelemetry spans as response logs: OTLP/JSON files, as the OpenTelemetry Collector's file exporter
-writes them (one ``ExportTraceServiceRequest`` per line), turned into the same log records the JSONL reader
-decodes, then ingested by the JSONL path itself (``ingest_logs``): one place decides what is stored.
+writes them (one ``ExportTraceServiceRequest`` per line), streamed into the JSONL ingest (``ingest_segments``)
+as the log records their model-call spans give (``otlp_spans``): one place decides what is stored.
 
-Each model-call span becomes one log record (the mapping is in ``docs/integrations.md``):
+Lines are read as the JSONL path reads them (``SegmentReader``: chunked, through gzip too, the file hashed as
+it passes, no line over ``logs.MAX_LINE`` ever held), and each span is converted as it is read, so nothing is
+copied to disk and memory does not grow with the file. Each level of a request is decoded on its own
+(``msgspec.Raw`` skips what a level does not need), so a broken span, scope or resource spoils only itself:
 
-- ``raw``: the output text, from ``gen_ai.output.messages`` (the text parts of the first output message), or
-  the older ``gen_ai.completion`` attribute or span event, or ``gen_ai.completion.0.content``;
-- ``model``: ``gen_ai.request.model`` (else ``gen_ai.response.model``); ``tokens``: input plus output tokens
-  (``gen_ai.usage.input_tokens``/``output_tokens``, or the older ``prompt_tokens``/``completion_tokens``);
-- ``ts``: the span's end time; ``latency_ms``: end minus start;
-- ``promptops.contract``, ``promptops.response_id`` (else ``gen_ai.response.id``), ``promptops.rollout_id``,
-  ``promptops.arm``, ``promptops.unit`` and ``promptops.changed_files`` (a string array; none means ``[]``).
+- a line that is not an export request (not JSON, nested too deeply for the decoder, longer than
+  ``MAX_LINE``, no ``resourceSpans`` list) is one bad record ``FILE:LINE: problem``;
+- a ``resourceSpans`` or ``scopeSpans`` item that cannot be read is one bad record ``FILE:LINE: resourceSpans
+  item R[, scopeSpans item S]: problem``, and the other items of its line are read;
+- a model-call span that cannot give a record (malformed, or lacking a needed value), or whose record the
+  ingest finds bad (an unknown contract, ...), is a bad record ``FILE:LINE: span N (id ID): problem``: N
+  counts the spans of that line from 1, ID is the span's ``spanId`` as written (left out when unusable).
 
-A span is a model call when its ``gen_ai.operation.name`` is ``chat``, ``text_completion`` or
-``generate_content``, or, without an operation name, when it names a request model or carries
-``promptops.contract``. Other spans are skipped and counted. A model call without its contract, response id or
-output text is a bad record, reported as ``FILE:LINE: span N: problem`` (N counts the spans of that line from
-1). A response's ``source_line`` in the store is the span's ordinal among all the spans of its file.
+A response's ``source_line`` in the store is the span's ordinal among all the spans of its file.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import gzip
-import tempfile
-import zlib
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from promptops.store.ingest import DEFAULT_INGEST_BATCH, BadRecord, IngestReport, SegmentReport, ingest_logs
-from promptops.store.logs import LogError
+from promptops.store.chunks import ChunkResult, parse_chunk, parse_chunk_in_worker
+from promptops.store.ingest import DEFAULT_INGEST_BATCH, BadRecord, IngestReport, ingest_segments
+from promptops.store.logs import LINE_TOO_LONG, LogError, Segment, SegmentReader
+from promptops.store.otlp_spans import SpanRecord, span_record
 from promptops.store.policies import ParserCache
 from promptops.store.store import Store
 
 OTLP_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
-MODEL_CALL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
-_PROMPTOPS = "promptops."
 _ENCODER = msgspec.json.Encoder()
-_KEPT_BAD = 1000  # more than any report shows
+_SPAN_ID = re.compile(r"[0-9A-Za-z+/=_-]{1,64}")  # hex as OTLP/JSON writes it, or protobuf's base64
 
 
 @dataclass
 class OtlpIngestReport(IngestReport):
-    """An ``IngestReport`` of the converted records, plus what the conversion itself saw."""
+    """An ``IngestReport`` of the spans' records, plus what reading the spans saw."""
 
     spans: int = 0  # every span read
     spans_skipped: int = 0  # not a model call
-    bad_spans: int = 0  # lines that are no request, model calls lacking what a record needs
-
-    @property
-    def bad_records(self) -> int:
-        return self._sum("bad_records") + self.bad_spans
 
     def to_dict(self) -> dict[str, object]:
         data = super().to_dict()
-        data["bad_records"] = self.bad_records
-        data["records"] = self.records + self.bad_spans
         data["spans"] = self.spans
         data["spans_skipped"] = self.spans_skipped
         return data
-
-
-@dataclass(frozen=True)
-class SpanRecord:
-    """A model-call span as a response log record (the JSONL fields)."""
-
-    response_id: str
-    ts: str
-    contract: str
-    rollout_id: str | None
-    arm: str | None
-    unit: str | None
-    changed_files: list[str]
-    raw: str
-    model: str | None
-    latency_ms: float | None
-    tokens: int | None
-
-
-@dataclass(frozen=True)
-class Span:
-    line: int  # the request's line in the file
-    index: int  # the span's position among that line's spans, from 1
-    outcome: SpanRecord | str | None  # the record; a problem; None when the span is no model call
-
-
-@dataclass
-class _Converted:
-    source: Path
-    display: str
-    jsonl: Path
-    places: list[tuple[int, int]] = field(default_factory=list)  # record line -> (request line, span index)
 
 
 def ingest_otlp(
@@ -114,75 +69,34 @@ def ingest_otlp(
     """Ingest the OTLP/JSON trace files at ``paths`` (files or directories of them) into ``store``.
 
     Every guarantee of ``ingest_logs`` holds (idempotent on response ids, whole batches, files remembered by
-    content); a file that cannot be read is reported in ``failed`` and stores nothing.
+    their bytes as stored, bad records reported and counted, a file that cannot be read reported in ``failed``
+    with what was read before the damage kept).
     """
     report = OtlpIngestReport()
-    placed_bad: list[BadRecord] = []  # the first bad records, at their places in the trace files
-
-    def tell(found: BadRecord) -> None:
-        if len(placed_bad) < _KEPT_BAD:
-            placed_bad.append(found)
-        if on_bad is not None:
-            on_bad(found)
-
-    def bad(display: str, line: int, problem: str) -> None:
-        report.bad_spans += 1
-        tell(BadRecord(display, line, problem))
-
-    with tempfile.TemporaryDirectory(prefix="promptops-otlp-") as scratch:
-        converted: list[_Converted] = []
-        for number, source in enumerate(find_otlp_files(paths)):
-            item = _Converted(source, relative(source), Path(scratch) / f"{number}.jsonl")
-            try:
-                _convert(item, report, bad)
-            except LogError as problem:
-                report.segments.append(SegmentReport(item.display, error=str(problem)))
-                continue
-            converted.append(item)
-            if on_progress is not None:
-                on_progress(source.stat().st_size)
-        by_path = {item.jsonl: item for item in converted}
-        by_display = {item.display: item for item in converted}
-
-        def placed(found: BadRecord) -> None:  # a record line of the converted file -> its span in the source
-            line, index = by_display[found.source].places[found.line - 1]
-            tell(BadRecord(found.source, line, f"span {index}: {found.problem}"))  # the ingest's report counts it
-
-        inner = ingest_logs(
-            [item.jsonl for item in converted],
-            store,
-            parsers,
-            relative=lambda path: by_path[path].display,
-            batch_size=batch_size,
-            rescan=rescan,
-            on_bad=placed,
-            processes=processes,
-        )
-    _take_over(report, inner, placed_bad)
+    ingest_segments(
+        otlp_segments(paths),
+        store,
+        parsers,
+        relative=relative,
+        batch_size=batch_size,
+        rescan=rescan,
+        on_bad=on_bad,
+        on_progress=on_progress,
+        processes=processes,
+        open_source=lambda segment, display: SpanSource(segment, display, report),
+        report=report,
+    )
     return report
 
 
-def _take_over(report: OtlpIngestReport, inner: IngestReport, placed_bad: list[BadRecord]) -> None:
-    """Whatever the ingest's report records besides its segments is the OTLP report's too; a sample of bad
-    records it keeps names the places in the trace files, not in the converted records."""
-    for spec in dataclasses.fields(inner):
-        if spec.name != "segments":
-            setattr(report, spec.name, getattr(inner, spec.name))
-    report.segments.extend(inner.segments)
-    sample, add = getattr(report, "bad_sample", None), getattr(report, "add_bad", None)
-    if isinstance(sample, list) and callable(add):
-        sample.clear()
-        for found in placed_bad:
-            add(found)
-
-
-def find_otlp_files(paths: list[Path]) -> list[Path]:
+def otlp_segments(paths: list[Path]) -> list[Segment]:
     """Each file path, and the OTLP files under each directory (recursively, hidden ones skipped)."""
-    found: list[Path] = []
+    found: list[Segment] = []
     for path in paths:
         if path.is_dir():
             found.extend(
-                sorted(
+                Segment(p, p.stat().st_size)
+                for p in sorted(
                     p
                     for p in path.rglob("*")
                     if p.is_file()
@@ -191,243 +105,230 @@ def find_otlp_files(paths: list[Path]) -> list[Path]:
                 )
             )
         elif path.is_file():
-            found.append(path)
+            found.append(Segment(path, path.stat().st_size))
+        elif path.exists():
+            raise LogError(f"{path.as_posix()}: not a regular file or a directory")
         else:
             raise LogError(f"{path.as_posix()}: no such file or directory")
     return found
 
 
-def _convert(item: _Converted, report: OtlpIngestReport, bad: Callable[[str, int, str], None]) -> None:
-    # One output line per span, in file order (blank for spans that are no record), so a stored response's
-    # source_line is its span's ordinal in the file.
-    with item.jsonl.open("wb") as out:
-        for span in read_spans(item.source, item.display):
-            if isinstance(span, tuple):  # a line that holds no request
-                bad(item.display, span[0], span[1])
-                continue
-            report.spans += 1
-            if span.outcome is None:
-                report.spans_skipped += 1
-                out.write(b"\n")
-            elif isinstance(span.outcome, str):
-                bad(item.display, span.line, f"span {span.index}: {span.outcome}")
-                out.write(b"\n")
-            else:
-                out.write(_ENCODER.encode(span.outcome) + b"\n")
-            item.places.append((span.line, span.index))
+def otlp_bytes(paths: list[Path]) -> int:
+    """The size of everything ``ingest_otlp`` would read (for a progress bar)."""
+    return sum(segment.size for segment in otlp_segments(paths))
 
 
-def read_spans(path: Path, display: str) -> Iterator[Span | tuple[int, str]]:
-    """The spans of an OTLP/JSON file, each as a record, a problem or a skip; (line, problem) for a line that
-    is not an export request."""
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    request = msgspec.json.decode(line)
-                except msgspec.DecodeError as problem:
-                    yield number, f"not valid JSON ({problem})"
-                    continue
-                if not isinstance(request, dict) or not isinstance(
-                    _get(request, "resourceSpans", "resource_spans"), list
-                ):
-                    yield number, "not an OTLP ExportTraceServiceRequest (no resourceSpans list)"
-                    continue
-                for index, span in enumerate(_spans(request), 1):
-                    yield Span(number, index, span_record(span))
-    except (OSError, EOFError, zlib.error) as problem:
-        reason = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
-        raise LogError(f"{display}: cannot read: {reason or type(problem).__name__}") from None
+@dataclass
+class SpanChunk:
+    """Up to a chunk's worth of a trace file's records, with where each came from."""
 
+    lines: list[tuple[int, bytes | None]] = field(default_factory=list)  # (span ordinal in the file, record)
+    places: dict[int, tuple[int, int, str]] = field(default_factory=dict)  # ordinal -> (item, line, "span N")
+    problems: list[tuple[int, int, str]] = field(default_factory=list)  # (item, line, problem) found reading
+    items: int = 0
 
-def _spans(request: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for resource in _get(request, "resourceSpans", "resource_spans"):
-        for scope in _get(resource, "scopeSpans", "scope_spans") or []:
-            for span in scope.get("spans") or []:
-                if isinstance(span, dict):
-                    yield span
+    def record(self, ordinal: int, line: int, where: str, data: bytes) -> None:
+        self.lines.append((ordinal, data))
+        self.places[ordinal] = (self.items, line, where)
+        self.items += 1
 
+    def problem(self, line: int, problem: str) -> None:
+        self.problems.append((self.items, line, problem))
+        self.items += 1
 
-def span_record(span: dict[str, Any]) -> SpanRecord | str | None:
-    """The log record of a model-call span, a one-line problem when it lacks a needed value, or None when
-    it is not a model call."""
-    attributes = _attributes(span.get("attributes"))
-    operation = attributes.get("gen_ai.operation.name")
-    if operation is not None:
-        if operation not in MODEL_CALL_OPERATIONS:
-            return None
-    elif "gen_ai.request.model" not in attributes and "promptops.contract" not in attributes:
-        return None
-    contract = _text(attributes, "promptops.contract")
-    response_id = _text(attributes, "promptops.response_id") or _text(attributes, "gen_ai.response.id")
-    raw = output_text(attributes, span.get("events") or [])
-    start, end = (
-        _nanos(_get(span, "startTimeUnixNano", "start_time_unix_nano")),
-        _nanos(_get(span, "endTimeUnixNano", "end_time_unix_nano")),
-    )
-    for value, name in (
-        (contract, "attribute 'promptops.contract'"),
-        (response_id, "attribute 'promptops.response_id' (or 'gen_ai.response.id')"),
-        (raw, "the output text ('gen_ai.output.messages' or 'gen_ai.completion')"),
-        (end, "an end time"),
-    ):
-        if not value:
-            return f"missing {name}"
-    assert contract and response_id and raw is not None and end
-    changed = attributes.get("promptops.changed_files", [])
-    if not isinstance(changed, list) or not all(isinstance(path, str) for path in changed):
-        return "attribute 'promptops.changed_files': expected an array of strings"
-    return SpanRecord(
-        response_id=response_id,
-        ts=_rfc3339(end),
-        contract=contract,
-        rollout_id=_text(attributes, "promptops.rollout_id"),
-        arm=_text(attributes, "promptops.arm"),
-        unit=_text(attributes, "promptops.unit"),
-        changed_files=changed,
-        raw=raw,
-        model=_text(attributes, "gen_ai.request.model") or _text(attributes, "gen_ai.response.model"),
-        latency_ms=(end - start) / 1e6 if start else None,
-        tokens=_tokens(attributes),
-    )
+    def parse(self, display: str, parsers: ParserCache, skip: frozenset[str]) -> ChunkResult:
+        return self._placed(parse_chunk(self.lines, display, parsers, skip))
 
+    def parse_in_worker(self, display: str, skip: frozenset[str]) -> ChunkResult:
+        return self._placed(parse_chunk_in_worker(self.lines, display, skip))
 
-def output_text(attributes: dict[str, Any], events: list[Any]) -> str | None:
-    """The model's output text: the current semantic conventions first, then the older forms."""
-    messages = attributes.get("gen_ai.output.messages")
-    if messages is not None:
-        return _message_text(_maybe_json(messages))
-    for name in ("gen_ai.completion", "gen_ai.completion.0.content"):
-        if name in attributes:
-            return _completion(attributes[name])
-    for event in events:
-        if isinstance(event, dict) and event.get("name") == "gen_ai.content.completion":
-            found = _attributes(event.get("attributes")).get("gen_ai.completion")
-            if found is not None:
-                return _completion(found)
-    return None
-
-
-def _message_text(messages: Any) -> str | None:
-    """The text parts of the first assistant message (the first choice), joined."""
-    if not isinstance(messages, list):
-        return None
-    for message in messages:
-        if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
-            parts = message.get("parts")
-            if isinstance(parts, list):
-                texts = [
-                    p["content"]
-                    for p in parts
-                    if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
-                ]
-                return "".join(texts) if texts else None
-            content = message.get("content")
-            return content if isinstance(content, str) else None
-    return None
-
-
-def _completion(value: Any) -> str | None:
-    # The older attribute holds either the text itself or a JSON list of messages with "content".
-    if not isinstance(value, str):
-        return None
-    decoded = _maybe_json(value)
-    if isinstance(decoded, list) and decoded and all(isinstance(m, dict) for m in decoded):
-        return _message_text(decoded)
-    return value
-
-
-def _maybe_json(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "[{":
-        try:
-            return msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            return value
-    return value
-
-
-def _tokens(attributes: dict[str, Any]) -> int | None:
-    counts = [
-        attributes.get(new, attributes.get(old))
-        for new, old in (
-            ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
-            ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+    def _placed(self, result: ChunkResult) -> ChunkResult:
+        """The ingest's bad records at their spans' places, merged in file order with the problems found while
+        reading, which count as records too."""
+        found = [
+            (item, line, f"{where}: {problem}")
+            for ordinal, problem in result.bad
+            for item, line, where in (self.places[ordinal],)
+        ]
+        merged = sorted(found + self.problems, key=lambda entry: entry[0])
+        return dataclasses.replace(
+            result, records=result.records + len(self.problems), bad=[(line, problem) for _, line, problem in merged]
         )
-    ]
-    numbers = [int(c) for c in counts if isinstance(c, int | str) and str(c).lstrip("-").isdigit()]
-    return sum(numbers) if numbers else None
 
 
-def _text(attributes: dict[str, Any], name: str) -> str | None:
-    value = attributes.get(name)
-    return value if isinstance(value, str) and value else None
+class SpanSource:
+    """A trace file as chunks of records (``chunks.ChunkSource``), counting its spans in ``report``."""
+
+    def __init__(self, segment: Segment, display: str, report: OtlpIngestReport) -> None:
+        self._reader = SegmentReader(segment, display)
+        self._report = report
+
+    @property
+    def position(self) -> int:
+        return self._reader.position
+
+    @property
+    def size(self) -> int:
+        return self._reader.size
+
+    @property
+    def sha256(self) -> str:
+        return self._reader.sha256
+
+    def chunks(self, size: int) -> Iterator[SpanChunk]:
+        chunk = SpanChunk()
+        ordinal = 0
+        report = self._report
+        try:
+            for number, line in self._reader.lines():
+                for where, outcome in read_request(line):
+                    if where is None:  # the line, a resource or a scope could not be read
+                        chunk.problem(number, outcome if isinstance(outcome, str) else "")
+                    else:
+                        ordinal += 1
+                        report.spans += 1
+                        if outcome is None:
+                            report.spans_skipped += 1
+                            continue
+                        if isinstance(outcome, str):
+                            chunk.problem(number, f"{where}: {outcome}")
+                        else:
+                            chunk.record(ordinal, number, where, _ENCODER.encode(outcome))
+                    if chunk.items >= size:
+                        yield chunk
+                        chunk = SpanChunk()
+        except LogError:
+            if chunk.items:  # what was read before the damage is kept
+                yield chunk
+            raise
+        if chunk.items:
+            yield chunk
 
 
-def _rfc3339(nanos: int) -> str:
-    seconds, rest = divmod(nanos, 1_000_000_000)
-    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest // 1000).isoformat()
+# OTLP/JSON names fields in camelCase; the proto's snake_case names are accepted too.
+class _Request(msgspec.Struct):
+    resourceSpans: list[msgspec.Raw] | None = None
+    resource_spans: list[msgspec.Raw] | None = None
 
 
-def _nanos(value: Any) -> int:
-    # OTLP/JSON writes 64-bit integers as strings.
+class _Resource(msgspec.Struct):
+    scopeSpans: list[msgspec.Raw] | None = None
+    scope_spans: list[msgspec.Raw] | None = None
+
+
+class _Scope(msgspec.Struct):
+    spans: list[msgspec.Raw] | None = None
+
+
+class _SpanId(msgspec.Struct):
+    spanId: object = None
+    span_id: object = None
+
+
+Outcome = SpanRecord | str | None
+
+
+def read_request(line: bytes | None) -> Iterator[tuple[str | None, Outcome]]:
+    """What one line gives: ("span N (id ID)", its record, problem or None when no model call) per span, and
+    (None, problem) for a line, resource or scope that cannot be read. A blank line gives nothing."""
+    if line is None:
+        yield None, LINE_TOO_LONG
+        return
+    if not line.strip():
+        return
+    request = _decode(line, _Request)
+    if isinstance(request, _Failed) and request.problem.startswith(("not valid JSON", "not valid UTF-8")):
+        yield None, request.problem
+        return
+    resources = None
+    if isinstance(request, _Request):
+        resources = request.resourceSpans if request.resourceSpans is not None else request.resource_spans
+    if resources is None:
+        yield None, "not an OTLP ExportTraceServiceRequest (no resourceSpans list)"
+        return
+    index = 0
+    for r, raw_resource in enumerate(resources, 1):
+        resource = _decode(raw_resource, _Resource)
+        if not isinstance(resource, _Resource):
+            yield None, f"resourceSpans item {r}: {_problem(resource)}"
+            continue
+        scopes = resource.scopeSpans if resource.scopeSpans is not None else resource.scope_spans
+        for s, raw_scope in enumerate(scopes or [], 1):
+            scope = _decode(raw_scope, _Scope)
+            if not isinstance(scope, _Scope):
+                yield None, f"resourceSpans item {r}, scopeSpans item {s}: {_problem(scope)}"
+                continue
+            for raw_span in scope.spans or []:
+                index += 1
+                span = _decode(raw_span, None)
+                if isinstance(span, _Failed):
+                    yield f"span {index}{_id_of(raw_span, None)}", span.problem
+                else:
+                    yield f"span {index}{_id_of(raw_span, span)}", _converted(span)
+
+
+def _converted(span: object) -> Outcome:
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
+        return span_record(span)
+    except MemoryError:
+        raise
+    except Exception as problem:  # whatever else fails on one span makes that span bad, as for a log record
+        text = " ".join(f"{type(problem).__name__}: {problem}".split())
+        return f"could not be read: {text if len(text) <= 200 else text[:197] + '...'}"
 
 
-def _get(data: dict[str, Any], camel: str, snake: str) -> Any:
-    return data[camel] if camel in data else data.get(snake)
+@dataclass(frozen=True)
+class _Failed:
+    problem: str
 
 
-def _attributes(pairs: Any) -> dict[str, Any]:
-    """OTLP ``KeyValue`` list -> plain dict."""
-    found: dict[str, Any] = {}
-    if isinstance(pairs, list):
-        for pair in pairs:
-            if isinstance(pair, dict) and isinstance(pair.get("key"), str):
-                found[pair["key"]] = _value(pair.get("value"))
-    return found
-
-
-def _value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` as a plain Python value."""
-    if not isinstance(value, dict):
-        return None
-    for kind, convert in _KINDS:
-        if kind in value:
-            return convert(value[kind])
-    return None
-
-
-def _array(value: Any) -> list[Any]:
-    values = value.get("values", []) if isinstance(value, dict) else []
-    return [_value(item) for item in values] if isinstance(values, list) else []
-
-
-def _int(value: Any) -> int | None:
+def _decode(data: bytes | msgspec.Raw, kind: type[msgspec.Struct] | None) -> object:
+    """``data`` decoded as ``kind``, or as plain JSON values when None; a ``_Failed`` when it cannot be."""
+    what = "line" if isinstance(data, bytes) else "span" if kind is None else "item"
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
+        return msgspec.json.decode(data) if kind is None else msgspec.json.decode(data, type=kind)
+    except msgspec.ValidationError as problem:  # typed: a wrong type; plain: a number out of every range
+        if kind is not None:
+            return _Failed(_wrong_type(str(problem)))
+        found = str(problem).partition(" - at ")[0]  # the place it names is no JSON path
+        return _Failed(f"not valid JSON ({found[:1].lower()}{found[1:]})")
+    except msgspec.DecodeError as problem:
+        return _Failed(f"not valid JSON ({problem})")
+    except RecursionError:
+        return _Failed("not valid JSON (nested too deeply)")
+    except UnicodeDecodeError:  # msgspec checks UTF-8 only inside the strings it decodes, and names no place
+        try:
+            bytes(data).decode("utf-8")
+        except UnicodeDecodeError as problem:
+            return _Failed(f"not valid UTF-8 (byte {problem.start + 1} of the {what})")
+        return _Failed("not valid UTF-8")
 
 
-def _bytes(value: Any) -> bytes | None:
-    try:
-        return base64.b64decode(value)
-    except (TypeError, ValueError):
-        return None
+_WRONG_TYPE = re.compile(r"Expected `(.+?)`, got `(.+?)`(?: - at `\$\.?(.*)`)?")
 
 
-_KINDS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
-    ("stringValue", lambda v: v if isinstance(v, str) else None),
-    ("boolValue", bool),
-    ("intValue", _int),
-    ("doubleValue", lambda v: float(v) if isinstance(v, int | float | str) else None),
-    ("arrayValue", _array),
-    ("kvlistValue", lambda v: _attributes(v.get("values")) if isinstance(v, dict) else None),
-    ("bytesValue", _bytes),
-)
+def _wrong_type(message: str) -> str:
+    # msgspec says "Expected `array | null`, got `object` - at `$.scopeSpans`"
+    match = _WRONG_TYPE.fullmatch(message)
+    if match is None:
+        return message[:1].lower() + message[1:]
+    expected, got, where = match.groups()
+    text = f"expected {expected.removesuffix(' | null')}, not {got}"
+    return f"field {where!r}: {text}" if where else text
+
+
+def _problem(failed: object) -> str:
+    return failed.problem if isinstance(failed, _Failed) else "not readable"
+
+
+def _id_of(raw: msgspec.Raw, span: object) -> str:
+    """`` (id ID)`` when the span has a usable ``spanId``; read on its own when the span cannot be decoded."""
+    if isinstance(span, dict):
+        value = span["spanId"] if "spanId" in span else span.get("span_id")
+    else:
+        try:
+            found = msgspec.json.decode(raw, type=_SpanId)
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+            return ""
+        value = found.spanId if found.spanId is not None else found.span_id
+    return f" (id {value})" if isinstance(value, str) and _SPAN_ID.fullmatch(value) else ""

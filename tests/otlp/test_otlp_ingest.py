@@ -4,120 +4,22 @@ as OTLP/JSON lines, ingested by the real CLI into a real DuckDB file, against th
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
-from google.protobuf.json_format import MessageToJson
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind
 
 from promptops.cli import run
 from tests.helpers import REPO_ROOT
+from tests.otlp.sdk import demo_records, emit, responses, span_id, write_otlp
 
-START = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
 # Stored columns that name where a response came from: they differ between the two inputs by design.
 PROVENANCE = {"source", "source_line", "batch_id"}
-
-
-def _demo_records() -> list[dict[str, Any]]:
-    text = files("promptops.demo").joinpath("review-result.jsonl").read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-def _nanos(moment: datetime) -> int:
-    return int((moment - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1)) * 1000
-
-
-def _responses() -> list[dict[str, Any]]:
-    """The demo's responses as log records, spread over a rollout's two arms, with model, latency and tokens."""
-    records = []
-    for number, demo in enumerate(_demo_records() * 3):
-        end = START + timedelta(minutes=number, microseconds=number * 137)
-        records.append(
-            {
-                "response_id": f"{demo['response_id']}-{number}",
-                "ts": end.isoformat(),
-                "contract": "review-result",
-                "rollout_id": "review-1.1" if number % 4 else None,
-                "arm": ("baseline", "candidate")[number % 2] if number % 4 else None,
-                "unit": f"acme/api#{number}" if number % 4 else None,
-                "changed_files": demo["changed_files"],
-                "raw": demo["raw"],
-                "model": "model-a" if number % 3 else "model-b",
-                "latency_ms": 1200.5 + number,
-                "tokens": 900 + number + 300,
-            }
-        )
-    return records
-
-
-def _emit(records: list[dict[str, Any]]) -> list[ReadableSpan]:
-    """Each record as a model-call span under a request span, with the real SDK; plus non-model spans and
-    one model call that lost its output."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("review-service")
-    for number, record in enumerate(records):
-        end = _nanos(datetime.fromisoformat(record["ts"]))
-        start = end - int(record["latency_ms"] * 1_000_000)
-        parent = tracer.start_span("POST /review", kind=SpanKind.SERVER, start_time=start - 1000)
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": record["model"],
-            "gen_ai.usage.input_tokens": 900 + number,
-            "gen_ai.usage.output_tokens": 300,
-            "promptops.contract": record["contract"],
-            "promptops.response_id": record["response_id"],
-            "promptops.changed_files": record["changed_files"],
-        }
-        for name in ("rollout_id", "arm", "unit"):
-            if record[name] is not None:
-                attributes[f"promptops.{name}"] = record[name]
-        if number % 5 != 4:  # the current conventions: the output messages as a JSON string
-            attributes["gen_ai.output.messages"] = json.dumps(
-                [{"role": "assistant", "parts": [{"type": "text", "content": record["raw"]}], "finish_reason": "stop"}]
-            )
-        with trace.use_span(parent, end_on_exit=False):
-            span = tracer.start_span(
-                f"chat {record['model']}", kind=SpanKind.CLIENT, start_time=start, attributes=attributes
-            )
-        if number % 5 == 4:  # the older form: the completion as a span event
-            span.add_event("gen_ai.content.completion", {"gen_ai.completion": record["raw"]}, timestamp=end)
-        span.end(end_time=end)
-        embed = tracer.start_span(
-            "embeddings text-embed", start_time=start, attributes={"gen_ai.operation.name": "embeddings"}
-        )
-        embed.end(end_time=start + 5000)
-        parent.end(end_time=end + 1000)
-    lost = tracer.start_span(
-        "chat model-a",
-        start_time=_nanos(START),
-        attributes={
-            "gen_ai.operation.name": "chat",
-            "promptops.contract": "review-result",
-            "promptops.response_id": "lost",
-        },
-    )
-    lost.end(end_time=_nanos(START) + 10**9)
-    provider.shutdown()
-    return list(exporter.get_finished_spans())
-
-
-def _write_otlp(path: Path, spans: list[ReadableSpan], per_request: int) -> None:
-    """The spans as the Collector's file exporter writes them: one ExportTraceServiceRequest a line."""
-    with path.open("w", encoding="utf-8") as out:
-        for first in range(0, len(spans), per_request):
-            request = encode_spans(spans[first : first + per_request])
-            out.write(MessageToJson(request, indent=None) + "\n")
 
 
 def _cli(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> tuple[int, str, str]:
@@ -148,12 +50,12 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_otlp_spans_store_what_the_same_jsonl_stores(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    records = _responses()
+    records = responses()
     (project / "logs" / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    spans = _emit(records)
+    spans = emit(records)
     model_calls = len(records) + 1
     assert len(spans) == 3 * len(records) + 1
-    _write_otlp(project / "logs" / "traces.json", spans, per_request=25)
+    write_otlp(project / "logs" / "traces.json", spans, per_request=25)
 
     jsonl_store, otlp_store = "jsonl.duckdb", "otlp.duckdb"
     code, out, err = _cli(capsys, project, "ingest", "logs/responses.jsonl", "--store", jsonl_store, "--format", "json")
@@ -180,8 +82,8 @@ def test_otlp_spans_store_what_the_same_jsonl_stores(project: Path, capsys: pyte
     # the lost span: its request line and its place in that line, counted from 1
     lost_line, lost_index = divmod(len(spans) - 1, 25)
     assert err == (
-        f"promptops: logs/traces.json:{lost_line + 1}: span {lost_index + 1}: missing the output text "
-        "('gen_ai.output.messages' or 'gen_ai.completion')\n"
+        f"promptops: logs/traces.json:{lost_line + 1}: span {lost_index + 1} (id {span_id(spans[-1])}): missing the "
+        "output text ('gen_ai.output.messages' or 'gen_ai.completion')\n"
     )
 
     assert _stored(project / otlp_store) == _stored(project / jsonl_store)
@@ -212,9 +114,10 @@ def test_otlp_spans_store_what_the_same_jsonl_stores(project: Path, capsys: pyte
     assert sources == [("logs/traces.json",)]
     assert ordinals == sorted(set(ordinals)) and max(ordinals) <= len(spans)
 
-    # idempotent: the file is remembered, and --rescan stores nothing twice
+    # idempotent: the file is remembered (and skipped unread, its bad records not reported again), and --rescan
+    # stores nothing twice
     code, out, _ = _cli(capsys, project, "ingest", "logs/traces.json", "--format", "otlp-json", "--store", otlp_store)
-    assert code == 2 and "0 responses stored" in out and "1 already ingested" in out
+    assert code == 0 and "0 responses stored" in out and "1 already ingested" in out  # as a JSONL segment
     code, out, _ = _cli(
         capsys, project, "ingest", "logs/traces.json", "--input-format", "otlp-json", "--rescan", "--store", otlp_store
     )
@@ -224,21 +127,23 @@ def test_otlp_spans_store_what_the_same_jsonl_stores(project: Path, capsys: pyte
 def test_unknown_contracts_and_broken_lines_are_bad_records_with_their_place(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = _responses()[0]
-    spans = _emit([{**record, "contract": "no-such-contract"}, {**_responses()[1]}])
+    record = responses()[0]
+    spans = emit([{**record, "contract": "no-such-contract"}, {**responses()[1]}])
     path = project / "logs" / "t.jsonl"
-    _write_otlp(path, spans, per_request=len(spans))
+    write_otlp(path, spans, per_request=len(spans))
     with path.open("a") as log:
         log.write("not json\n[1, 2]\n")
     code, out, err = _cli(capsys, project, "ingest", "logs/t.jsonl", "--input-format", "otlp-json", "--format", "json")
     assert code == 2
     # Spans come in the order they ended: per record the model call, the embeddings call, the request; then
-    # the model call that lost its output (span 7). Conversion problems come first, in file order.
+    # the model call that lost its output (span 7). Bad records are reported in file order.
     assert err.splitlines() == [
-        "promptops: logs/t.jsonl:1: span 7: missing the output text ('gen_ai.output.messages' or 'gen_ai.completion')",
+        f"promptops: logs/t.jsonl:1: span 1 (id {span_id(spans[0])}): unknown contract 'no-such-contract' "
+        "(no versions/no-such-contract/)",
+        f"promptops: logs/t.jsonl:1: span 7 (id {span_id(spans[6])}): missing the output text "
+        "('gen_ai.output.messages' or 'gen_ai.completion')",
         "promptops: logs/t.jsonl:2: not valid JSON (JSON is malformed: invalid character (byte 4))",
         "promptops: logs/t.jsonl:3: not an OTLP ExportTraceServiceRequest (no resourceSpans list)",
-        "promptops: logs/t.jsonl:1: span 1: unknown contract 'no-such-contract' (no versions/no-such-contract/)",
         "promptops: warning: 1 record name contract 'no-such-contract', which has no versions/no-such-contract/: "
         "not stored (bad records)",
     ]
@@ -263,7 +168,7 @@ def test_the_documented_instrumentation_example_is_ingested(project: Path, capsy
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    demo = _demo_records()[0]
+    demo = demo_records()[0]
 
     class Reply:
         text = demo["raw"]
@@ -285,7 +190,7 @@ def test_the_documented_instrumentation_example_is_ingested(project: Path, capsy
     assert trace.get_tracer_provider() is provider, "another test set the global tracer provider"
     exec(compile(example, "integrations.md", "exec"), namespace)
     provider.shutdown()
-    _write_otlp(project / "logs" / "example.json", list(exporter.get_finished_spans()), per_request=10)
+    write_otlp(project / "logs" / "example.json", list(exporter.get_finished_spans()), per_request=10)
     code, out, err = _cli(
         capsys, project, "ingest", "logs/example.json", "--input-format", "otlp-json", "--format", "json"
     )

@@ -7,8 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from promptops.store.otlp import SpanRecord, span_record
+from promptops.store.otlp_spans import SpanRecord, span_record
 
 START, END = 1_762_075_800_000_000_000, 1_762_075_801_250_500_000  # 1.2505 s apart
 
@@ -149,3 +151,44 @@ def test_spans_that_are_no_model_call_are_skipped(attributes: dict[str, Any]) ->
 def test_a_model_call_without_what_a_record_needs_is_a_problem(attributes: dict[str, Any], problem: str) -> None:
     found = span_record(_span({"gen_ai.operation.name": "chat", **attributes}))
     assert isinstance(found, str) and found.startswith(problem)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+_KINDS = ["stringValue", "boolValue", "intValue", "doubleValue", "arrayValue", "kvlistValue", "bytesValue"]
+_NAMES = [
+    "gen_ai.operation.name",
+    "gen_ai.request.model",
+    "promptops.contract",
+    "promptops.response_id",
+    "promptops.changed_files",
+    "gen_ai.output.messages",
+    "gen_ai.completion",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+]
+_ANY_VALUE = st.dictionaries(st.sampled_from(_KINDS), _JSON, max_size=2) | _JSON
+_SPANS = st.fixed_dictionaries(
+    {},
+    optional={
+        "attributes": st.lists(
+            st.fixed_dictionaries({"key": st.sampled_from(_NAMES) | st.text(max_size=4), "value": _ANY_VALUE}),
+            max_size=6,
+        )
+        | _JSON,
+        "startTimeUnixNano": _JSON,
+        "endTimeUnixNano": st.integers().map(str) | _JSON,
+        "events": _JSON,
+    },
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_SPANS)
+def test_no_span_makes_the_conversion_raise(span: dict[str, Any]) -> None:
+    """Whatever a span holds, it gives a record, a one-line problem or None (no model call)."""
+    found = span_record(span)
+    assert found is None or isinstance(found, SpanRecord) or (isinstance(found, str) and "\n" not in found)
