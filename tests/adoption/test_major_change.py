@@ -107,7 +107,7 @@ def test_release_two_the_breaking_change(installed: Env) -> None:
     installed.edit(head, '"1.0.0"', '"1.1.0"')
     installed.edit(head, 'schema_version = "1.1"', 'schema_version = "2.0"')
     understated = installed.run("release", "check", "--contract", C, code=2)
-    assert "use prompt 2.0.0" in understated
+    assert "use 2.0.0" in understated
     installed.edit(head, '"1.1.0"', '"2.0.0"')
     installed.run("release", "check", "--contract", C)
     out = installed.run("release", "cut", "--contract", C, "--date", "2026-11-02T09:00:00Z")
