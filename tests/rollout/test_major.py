@@ -88,6 +88,18 @@ def test_cutting_a_major_says_what_else_must_change(released_major: Path, cli: C
     assert f"`promptops rollout retire {PLAN}` raises policy.schema_floor to 2.0" in out
 
 
+def test_rollout_new_writes_the_parser_stage_and_the_gate_passes_a_released_major(
+    released_major: Path, cli: Cli
+) -> None:
+    root = released_major
+    run(cli, root, "release", "cut", "--contract", C, "--date", "2026-11-02T08:00:00Z")
+    run(cli, root, "rollout", "new", C)
+    text = (root / PLAN).read_text(encoding="utf-8")
+    assert "steps:\n  - {name: parser, weight: 0}      # no traffic until the parser reads schema 2.0\n" in text
+    gate = json.loads(run(cli, root, "rollout", "gate", str(root / PLAN), "--now", T0.isoformat(), "--format", "json"))
+    assert (gate["verdict"], gate["parser"]) == ("Passed", {"ready": True, "problems": []})
+
+
 def test_a_major_rollout_reads_both_majors_then_retires_the_old_line(released_major: Path, cli: Cli) -> None:
     root = released_major
     out = json.loads(
