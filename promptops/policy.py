@@ -7,9 +7,11 @@ override them, and the CLI builds one from flags; the library never reads the en
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from promptops.versioning import PromptVersion, SchemaVersion
+
+V = TypeVar("V", SchemaVersion, PromptVersion)
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 256
@@ -39,15 +41,28 @@ class ParserPolicy:
     def with_overrides(
         self,
         *,
-        schema_floor: SchemaVersion | None = None,
-        prompt_version: PromptVersion | None = None,
+        schema_floor: SchemaVersion | str | None = None,
+        prompt_version: PromptVersion | str | None = None,
         allow_prompt_patch_drift: bool | None = None,
     ) -> ParserPolicy:
+        """This policy with some values replaced; versions may be given as text (``"2.1.0"``), which is parsed
+        (VersionError when malformed). Any other type is a TypeError, never a policy that silently rejects."""
         changes: dict[str, object] = {}
         if schema_floor is not None:
-            changes["schema_floor"] = schema_floor
+            changes["schema_floor"] = _version(schema_floor, SchemaVersion, "schema_floor")
         if prompt_version is not None:
-            changes["prompt_version"] = prompt_version
+            changes["prompt_version"] = _version(prompt_version, PromptVersion, "prompt_version")
         if allow_prompt_patch_drift is not None:
+            drift: object = allow_prompt_patch_drift  # typed bool, but callers are not always typed
+            if not isinstance(drift, bool):
+                raise TypeError(f"allow_prompt_patch_drift must be a bool, not {type(drift).__name__}")
             changes["allow_prompt_patch_drift"] = allow_prompt_patch_drift
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _version(value: object, kind: type[V], name: str) -> V:
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        return kind.parse(value)
+    raise TypeError(f"{name} must be a {kind.__name__} or its text (e.g. '2.1.0'), not {type(value).__name__}")

@@ -350,7 +350,11 @@ def plan_rollout(root: Path, contract: str, head: tuple[str, str] | None, rollou
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", rid):
         raise ScaffoldError(f"--id: {rid!r} is not a rollout id (letters, digits, '.', '_' and '-')")
     rel = f"{ROLLOUT_DIR}/{contract}/{rid}.yaml"
+    # A new schema must be readable before any unit gets it: the parser stage (weight 0) checks the lock and
+    # the candidate's policy first. A prompt-only change keeps the schema the parser already reads.
+    parser_step = PARSER_STEP.substitute(schema=schema) if schema != base_schema else ""
     text = ROLLOUT_TEMPLATE.substitute(
+        parser_step=parser_step,
         rid=rid,
         contract=contract,
         base_prompt=base_prompt,
@@ -361,6 +365,7 @@ def plan_rollout(root: Path, contract: str, head: tuple[str, str] | None, rollou
     return _missing(root, rel, text)
 
 
+PARSER_STEP = Template("  - {name: parser, weight: 0}      # no traffic until the parser reads schema $schema\n")
 ROLLOUT_TEMPLATE = Template(
     """# Staged rollout of $contract prompt $cand_prompt (schema $cand_schema),
 # replacing $base_prompt (schema $base_schema). Written by `promptops rollout new`; drive it with
@@ -375,7 +380,7 @@ salt: $rid
 alpha: 0.05
 legacy_window: 14d
 steps:
-  - {name: canary, weight: 0.05, min_responses: 500, min_duration: 24h}
+${parser_step}  - {name: canary, weight: 0.05, min_responses: 500, min_duration: 24h}
   - {name: ramp, weight: 0.25, min_responses: 2000, min_duration: 24h}
   - {name: full, weight: 1.0}
 slos:

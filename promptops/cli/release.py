@@ -67,12 +67,26 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
     written: tuple[str, ...] = ()
     if not plan.refused and not dry_run:
         written = write_release(project.root, plan)
+    steps = _major_steps(project, plan)
     if output_format == "json":
-        body = {"dry_run": dry_run, **plan.to_json(), "written": list(written)}
+        body = {"dry_run": dry_run, **plan.to_json(), "written": list(written), "next": list(steps)}
         click.echo(json.dumps(body, indent=2, ensure_ascii=False))
     else:
-        click.echo(_cut_text(plan, dry_run, written), nl=False)
+        text = _cut_text(plan, dry_run, written)
+        if steps:
+            text += "Next, for the new major line:\n" + "".join(f"  - {step}\n" for step in steps)
+        click.echo(text, nl=False)
     return exits.FAILED if plan.refused else exits.OK
+
+
+def _major_steps(project: Project, plan: CutPlan) -> tuple[str, ...]:
+    """What else must change when the cut starts a new major line (empty otherwise)."""
+    if plan.refused or plan.release is None:
+        return ()
+    from promptops.contract import load_contract
+    from promptops.release.major import major_next_steps
+
+    return major_next_steps(load_contract(project.root, plan.contract), plan.release)
 
 
 @release.command("check")

@@ -16,12 +16,13 @@ import click
 from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan, who
-from promptops.cli.rollout_moves import resume_command, retarget_command, rollback_command
+from promptops.cli.rollout_moves import resume_command, retarget_command, retire_command, rollback_command
 from promptops.cli.rollout_new import rollout_new
 from promptops.cli.rollout_simulate import simulate_command
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
 from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, Purpose
+from promptops.rollout.plan import Plan
 from promptops.rollout.session import RolloutRefused, plan_at_step, promote, run_gate, status
 from promptops.spark.options import engine_options
 
@@ -36,6 +37,7 @@ def rollout() -> None:
 rollout.add_command(rollback_command)
 rollout.add_command(resume_command)
 rollout.add_command(retarget_command)
+rollout.add_command(retire_command)
 rollout.add_command(simulate_command)
 rollout.add_command(rollout_new)  # `rollout new`: promptops.cli.rollout_new
 
@@ -93,16 +95,32 @@ def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
 @format_option()
 @pass_project
 def assign_command(project: Project, plan_file: Path, unit: str, output_format: str) -> int:
-    """Which arm UNIT gets now, and the prompt and schema versions to render and parse for it."""
-    chosen = assign(read_plan(project, plan_file), unit)
+    """Which arm UNIT gets now, and the prompt and schema versions to render and parse for it.
+
+    A unit is never sent to a candidate the parser cannot read yet (not released in the lock, or a schema the
+    parser does not accept): it gets the baseline, and the output says why ("held").
+    """
+    plan = read_plan(project, plan_file)
+    chosen = assign(plan, unit, unreadable=_unreadable(project, plan))
     if output_format == "json":
         click.echo(json.dumps(chosen.to_dict()))
     else:
+        held = f"; held: {chosen.held}" if chosen.held is not None else ""
         click.echo(
             f"{unit}: {chosen.arm} (prompt {chosen.versions.prompt_version}, schema "
-            f"{chosen.versions.schema_version}; bucket {chosen.bucket:.6f} vs weight {chosen.weight:g})"
+            f"{chosen.versions.schema_version}; bucket {chosen.bucket:.6f} vs weight {chosen.weight:g}{held})"
         )
     return exits.OK
+
+
+def _unreadable(project: Project, plan: Plan) -> str | None:
+    """Why the parser cannot read the plan's candidate yet, from the project's contract and release lock."""
+    from promptops.contract import load_contract
+    from promptops.release.lock import load_lock
+    from promptops.rollout.policies import candidate_unreadable
+
+    contract = load_contract(project.root, plan.contract)
+    return candidate_unreadable(contract, load_lock(project.root, plan.contract), plan)
 
 
 @rollout.command("routes")
@@ -110,7 +128,8 @@ def assign_command(project: Project, plan_file: Path, unit: str, output_format: 
 @pass_project
 def routes_command(project: Project, plan_file: Path) -> int:
     """The current routing as JSON, for services that do not embed Python."""
-    click.echo(json.dumps(routes(read_plan(project, plan_file)), indent=2))
+    plan = read_plan(project, plan_file)
+    click.echo(json.dumps(routes(plan, unreadable=_unreadable(project, plan)), indent=2))
     return exits.OK
 
 

@@ -1,11 +1,14 @@
-"""``promptops rollout rollback|resume|retarget``: the transitions that take a candidate out and back in."""
+"""``promptops rollout rollback|resume|retarget|retire``: the transitions that take a candidate out and back in,
+and the retirement of the old major line after a major rollout."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
+from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, moved, read_plan, refused, transition_options, who
 from promptops.cli.store_options import parse_now
@@ -110,3 +113,43 @@ def _candidate(project: Project, plan: Plan, prompt_text: str, schema_text: str 
             )
         schema = release.schema_version
     return Arm(prompt, schema)
+
+
+@click.command("retire")
+@click.argument("plan_file", type=PLAN_FILE)
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@format_option()
+@pass_project
+def retire_command(project: Project, plan_file: Path, dry_run: bool, output_format: str) -> int:
+    """Retire the old major line once PLAN_FILE's major candidate serves every unit.
+
+    Raises policy.schema_floor in the contract's contract.yaml to the candidate's major line and pins
+    policy.prompt_version to the candidate (comments and layout kept): answers of the old line are rejected
+    from then on. Exit codes: 0 retired; 2 refused (not at full traffic, not a new major line, or the
+    candidate is unreadable); 3 broken plan, contract or lock.
+    """
+    from promptops.contract import load_contract
+    from promptops.release.lock import load_lock
+    from promptops.rollout.retire import RetireRefused, plan_retirement, retire
+
+    plan = read_plan(project, plan_file)
+    contract = load_contract(project.root, plan.contract)
+    try:
+        change = plan_retirement(contract, load_lock(project.root, plan.contract), plan)
+    except RetireRefused as refusal:
+        click.echo(f"promptops: {refusal}", err=True)
+        return exits.FAILED
+    if not dry_run:
+        retire(project.root, change)
+    if output_format == "json":
+        click.echo(json.dumps({"dry_run": dry_run, **change.to_dict()}))
+        return exits.OK
+    old_floor, new_floor = change.schema_floor
+    old_prompt, new_prompt = change.prompt_version
+    verb = "would retire" if dry_run else "retired"
+    click.echo(
+        f"{change.contract}: {verb} major line {change.retired_major}: in {change.source}, policy.schema_floor "
+        f"{old_floor} -> {new_floor}, policy.prompt_version {old_prompt} -> {new_prompt}; answers of major "
+        f"{change.retired_major} are rejected from now on (incompatible_version)"
+    )
+    return exits.OK

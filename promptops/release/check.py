@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from promptops.contract import Contract, load_contract
+from promptops.contract import CONTRACT_FILE, Contract, load_contract
 from promptops.lint.model import Finding, LintContext, Rule
 from promptops.lint.rules.release import snapshot_difference
 from promptops.lint.spans import FILE_START, Span
@@ -166,6 +166,26 @@ class HeadUnclassifiable(_CheckRule):
     name = "head-unclassifiable"
 
 
+class PolicyCannotRead(_CheckRule):
+    """The contract's parser policy can never read the head's schema: the head targets a major line older
+    than ``policy.schema_floor`` (a retired line), or a minor below the floor in the floor's line.
+
+    A newer major line is fine: during its rollout the candidate arm is read under a policy of its own, and
+    ``rollout retire`` raises the floor once it serves every unit (docs/breaking-changes.md).
+
+    Fails (``policy.schema_floor: '2.0'``)::
+
+        {% set schema_version = "1.1" %}
+
+    Passes::
+
+        {% set schema_version = "2.0" %}
+    """
+
+    code = "PR007"
+    name = "policy-cannot-read-head"
+
+
 CHECK_RULES: tuple[_CheckRule, ...] = (
     SchemaBumpUnderstated(),
     PromptBumpUnderstated(),
@@ -173,6 +193,7 @@ CHECK_RULES: tuple[_CheckRule, ...] = (
     ReleasedArtifactChanged(),
     VersionBehind(),
     HeadUnclassifiable(),
+    PolicyCannotRead(),
 )
 _BY_CODE = {rule.code: rule for rule in CHECK_RULES}
 
@@ -234,6 +255,9 @@ def check_release(root: Path, contract_name: str, variables: Mapping[str, Any]) 
         problem = f"schema_version {pins.schema_text} has no schema file {contract.directory}/schemas/"
         findings.append(_at("PR006", rel, schema_at, f"{problem}{pins.schema_version}.json"))
         return ReleaseCheck(contract.name, rel, pins, None, None, tuple(findings))
+    unreadable = _policy_cannot_read(root, contract, pins)
+    if unreadable is not None:
+        findings.append(unreadable)
     released = lock.get(pins.prompt_version)
     latest = lock.latest
     try:
@@ -307,6 +331,31 @@ def _smallest(
     comparison = prompt_comparison(renderer, contract, lock, pins.schema_version, variables)
     change = "patch" if comparison is None else comparison.change
     return smallest_passing(latest.version, change)
+
+
+def _policy_cannot_read(root: Path, contract: Contract, pins: Pins) -> Finding | None:
+    """PR007 on the contract's schema_floor when no parser built from the project can read the head's schema."""
+    floor = contract.default_policy.schema_floor
+    schema = pins.schema_version
+    if schema.major > floor.major or (schema.major == floor.major and schema.minor >= floor.minor):
+        return None
+    source = f"{contract.directory}/{CONTRACT_FILE}"
+    why = (
+        f"major line {schema.major} is retired (older than the floor's line {floor.major})"
+        if schema.major < floor.major
+        else f"minor {schema.minor} is below the floor's"
+    )
+    try:
+        config = (root / source).read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError:
+        config = []
+    found = next((n for n, text in enumerate(config, start=1) if text.strip().startswith("schema_floor:")), None)
+    span = FILE_START if found is None else _line_span(config, found)
+    message = (
+        f"policy.schema_floor {floor} cannot read the head's schema {pins.schema_text}: {why}; every answer "
+        f"to this prompt would be rejected (incompatible_version)"
+    )
+    return _at("PR007", source, span, message)
 
 
 def _artifact_finding(lock: ReleaseLock, kind: str, file: str, message: str) -> Finding | None:

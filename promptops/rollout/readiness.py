@@ -1,9 +1,11 @@
 """Is the parser ready for the candidate? The first stage of every rollout (the parser ships before the prompt).
 
-Ready means: both arms' prompt versions are released (the release lock) with the schema each arm targets, the
-contract's parser floor accepts both schema versions (same major, minor >= floor), the candidate's schema is no
-major change from the baseline's (the compatibility checker), and no candidate response in the store was rejected
-for its version. Each unmet condition is one sentence in ``Readiness.problems``.
+Ready means: both arms' prompt versions are released (the release lock) with the schema each arm targets, each
+arm's policy accepts its schema (``arm_policy``: the contract's floor for its major line, the first schema of a
+newer major line, never a retired line), a schema change within one major line is no more than minor (the
+compatibility checker), and no candidate response in the store was rejected for its version. At full traffic
+only the candidate counts: the baseline's line may be retired. Each unmet condition is one sentence in
+``Readiness.problems``.
 
 The schema class is a property of the two locked schema files, so it is computed at the parser stage, where
 the issue of readiness is decided; later steps re-check the lock, the floor and the store, which can change.
@@ -19,7 +21,7 @@ from promptops.contract import Contract
 from promptops.errors import PromptopsError
 from promptops.rollout.gate import Readiness, candidate_incompatible
 from promptops.rollout.plan import Plan
-from promptops.versioning import schema_accepted
+from promptops.rollout.policies import arm_problems
 
 
 def parser_readiness(
@@ -43,20 +45,17 @@ def parser_readiness(
         lock = load_lock(root, plan.contract)
     except PromptopsError as problem:
         return Readiness(False, (f"no usable release lock ({problem})",))
-    for label, arm in (("baseline", plan.baseline), ("candidate", plan.candidate)):
-        release = lock.get(arm.prompt_version)
-        if release is None:
-            problems.append(f"the {label} prompt {arm.prompt_version} is not released")
-        elif release.schema_version != arm.schema_version:
-            problems.append(
-                f"the {label} prompt {arm.prompt_version} targets schema {release.schema_version}, "
-                f"not {arm.schema_version}"
-            )
-        elif release.status != "released":
-            problems.append(f"the {label} prompt {arm.prompt_version} is {release.status}")
-        floor = contract.default_policy.schema_floor
-        if not schema_accepted(floor, arm.schema_version):
-            problems.append(f"the parser floor {floor} does not accept the {label} schema {arm.schema_version}")
+    # At full traffic no unit is served the baseline, so its line may already be retired (`rollout retire`).
+    arms = (
+        (("candidate", plan.candidate),)
+        if plan.weight >= 1
+        else (
+            ("baseline", plan.baseline),
+            ("candidate", plan.candidate),
+        )
+    )
+    for label, arm in arms:
+        problems += arm_problems(contract, lock, arm, label)
     if schema_class and not problems and plan.candidate.schema_version != plan.baseline.schema_version:
         problems += _schema_class_problems(contract, plan)
     if con is not None:
@@ -69,12 +68,16 @@ def parser_readiness(
 
 
 def _schema_class_problems(contract: Contract, plan: Plan) -> list[str]:
+    """A schema change within one major line must be no more than minor (the compatibility checker); a new
+    major line is read by a policy of its own (``arm_policy``), so it needs no class."""
     from promptops.compat import classify
 
     old, new = plan.baseline.schema_version, plan.candidate.schema_version
     if old not in contract.shapes or new not in contract.shapes:
         return [f"schema {new if new not in contract.shapes else old} is unknown to the parser"]
+    if old.major != new.major:
+        return [] if new.major > old.major else [f"schema {old} -> {new} goes back to an older major line"]
     change = classify(contract.shape(old).schema, contract.shape(new).schema).change
     if str(change) == "major":
-        return [f"schema {old} -> {new} is a major change: a new major needs a parser of its own first"]
+        return [f"schema {old} -> {new} is a major change within major line {new.major}: it needs a new major"]
     return []

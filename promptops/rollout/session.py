@@ -230,6 +230,12 @@ def _legacy_note(plan: Plan, con: Any | None, now: datetime) -> str | None:
     quiet = now - quiet_since
     if quiet < plan.legacy_window:
         return None
+    if plan.candidate.schema_version.major > plan.baseline.schema_version.major:
+        return (
+            f"No baseline traffic for {quiet.days} days (legacy window {plan.legacy_window.days} days): major line "
+            f"{plan.baseline.schema_version.major} can be retired (`promptops rollout retire {plan.source}`), "
+            f"dropping support for prompt {plan.baseline.prompt_version}."
+        )
     return (
         f"No baseline traffic for {quiet.days} days (legacy window {plan.legacy_window.days} days): the parser "
         f"floor can be raised to schema {plan.candidate.schema_version} in the next major, dropping support for "
