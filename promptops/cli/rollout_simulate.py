@@ -19,6 +19,7 @@ from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan
 from promptops.cli.store_options import parse_now
 from promptops.errors import PromptopsError
+from promptops.escape import one_line
 from promptops.files import write_output
 
 _PROFILES = ("baseline", "candidate", "regression")  # promptops.simulate's ArmProfile constants
@@ -119,7 +120,7 @@ def simulate_command(
     else:
         split = ", ".join(f"{arm} {count:,}" for arm, count in sorted(arms.items()))
         noun = "simulated response" if responses == 1 else "simulated responses"
-        click.echo(f"{summary['log']}: {responses:,} {noun} ({split})")
+        click.echo(one_line(f"{summary['log']}: {responses:,} {noun} ({split})"))
     return exits.OK
 
 

@@ -135,6 +135,8 @@ def test_ingest_and_the_store_commands(cli: Cli, repo: Path, tmp_path: Path) -> 
         ["rates", "--contract", "review-result"],
         ["rollout", "status", PLAN],
         ["rollout", "gate", PLAN],
+        ["report", "--contract", "review-result", "--out", str(tmp_path / "reports")],
+        ["export", str(tmp_path / "lake")],
     ):
         code, out, err = cli(repo, *args, "--store", str(store))
         assert code in (0, 2), (args, err)

@@ -74,9 +74,12 @@ def _action(repo: Path, tmp_path: Path, **inputs: str) -> tuple[int, str, dict[s
         check=False,
         timeout=300,
     )
-    records = read_github_output(outputs.read_text(encoding="utf-8"))
+    written = outputs.read_text(encoding="utf-8")
+    records = read_github_output(written)
     values = dict(records)
     assert len(values) == len(records), f"an output is set twice: {records}"
+    # each output in the delimiter form, its value on one line: three lines per output, whatever the names
+    assert written.count("\n") == 3 * len(records), written
     return done.returncode, summary.read_text(), values, done.stderr
 
 
