@@ -107,7 +107,13 @@ def _flag(name: str, *, default: bool) -> bool:
 
 def promptops(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the promptops CLI of this interpreter (the one the action installed it into)."""
-    return subprocess.run([sys.executable, "-m", "promptops", *args], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "promptops", *args],
+        capture_output=True,
+        encoding="utf-8",
+        errors="backslashreplace",  # bytes that are not UTF-8 are shown, never a crash of the action
+        check=False,
+    )
 
 
 def _log(text: str, stream: Any) -> list[str]:
