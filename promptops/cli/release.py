@@ -75,7 +75,7 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
     else:
         text = _cut_text(plan, dry_run, written)
         if steps:
-            text += "Next, for the new major line:\n" + "".join(f"  - {step}\n" for step in steps)
+            text += "Next, for the new major line:\n" + "".join(f"{one_line(f'  - {step}')}\n" for step in steps)
         click.echo(text, nl=False)
     return exits.FAILED if plan.refused else exits.OK
 
