@@ -41,6 +41,33 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
         os.close(directory)
 
 
+class OutputError(PromptopsError):
+    """A command was told to write to something that is not a regular file (a symlink, a FIFO, a device)."""
+
+
+def write_output(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """``write_atomic`` for a file a command was told to write (``--output``, ``--out``, a report, a SARIF log).
+
+    The name must be a regular file or not exist: a symlink is refused, not followed (a pull request can commit
+    ``promptops-lint.sarif`` as a link to any file the job may write), and so are a FIFO (opening one for
+    writing waits for a reader forever), a device, a socket and a directory. The check reads the name itself
+    (``lstat``), and the write renames a new file over the name, so even a link or FIFO put there after the
+    check is replaced, never written through.
+    """
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as problem:
+        raise OutputError(f"{path}: {problem.strerror or type(problem).__name__}") from None
+    else:
+        if stat.S_ISLNK(found.st_mode):
+            raise OutputError(f"{path}: is a symbolic link; refusing to write through it (remove it first)")
+        if not stat.S_ISREG(found.st_mode):
+            raise OutputError(f"{path}: not a regular file ({_kind(found.st_mode)}); refusing to write to it")
+    write_atomic(path, data, mode=mode)
+
+
 # ---- bounded reading of user input -----------------------------------------------------------------------
 
 # What one input (a response, a diff, a list of changed files, a line of a batch) may hold: far above real
@@ -138,6 +165,8 @@ def line_limit_problem(limit: int = MAX_INPUT_BYTES) -> str:
 
 
 def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):

@@ -19,6 +19,7 @@ from promptops import DISTRIBUTION
 from promptops.cli import completion, exits
 from promptops.cli.project import Project, find_root
 from promptops.errors import PromptopsError
+from promptops.escape import one_line
 
 # command name -> "module:attribute"; add new commands here.
 COMMANDS: dict[str, str] = {
@@ -113,4 +114,4 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"promptops: error: {message}", err=True)
+    click.echo(f"promptops: error: {one_line(message)}", err=True)

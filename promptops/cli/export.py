@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from promptops.cli import exits
-from promptops.cli.project import Project, pass_project
+from promptops.cli.project import Project, echo_lines, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.store.errors import store_error
 from promptops.wording import count
@@ -66,7 +66,7 @@ def export_command(
     if report_format == "json":
         click.echo(json.dumps({"store": display, "format": export_format, **report.to_dict()}, indent=2))
     else:
-        click.echo(
+        echo_lines(
             f"{display} -> {report.directory}: {count(report.responses, 'response')}, "
             f"{count(report.diagnostics, 'diagnostic')} ({count(report.slices, 'slice')}) and "
             f"{count(report.traces, 'trace step')} in {count(report.files, export_format + ' file')}"

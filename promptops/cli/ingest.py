@@ -23,6 +23,7 @@ from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
+from promptops.escape import one_line
 from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
@@ -133,15 +134,15 @@ def _finish(project: Project, display: str, report: IngestReport, reporter: _Bad
     reporter.close()
     warnings = unknown_names(project.root, report)
     for warning in warnings:
-        click.echo(f"promptops: warning: {warning}", err=True)
+        click.echo(f"promptops: warning: {one_line(warning)}", err=True)
     for failed in report.failed:
-        click.echo(f"promptops: error: {failed.error}", err=True)
+        click.echo(f"promptops: error: {one_line(failed.error)}", err=True)
     code = exits.TOOL_FAILURE if report.failed else exits.FAILED if report.bad_records else exits.OK
     if output_format == "json":
         data = {"store": display, **report.to_dict(), "warnings": warnings, "exit_code": code}
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(_summary(display, report) + _spans(report))
+        click.echo(one_line(_summary(display, report) + _spans(report)))
     return code
 
 
@@ -170,7 +171,7 @@ class _BadRecords:
     def __call__(self, bad: BadRecord) -> None:
         self.count += 1
         if self.count <= MAX_REPORTED:
-            click.echo(f"promptops: {bad}", err=True)
+            click.echo(f"promptops: {one_line(bad)}", err=True)
 
     def close(self) -> None:
         if self.count > MAX_REPORTED:

@@ -12,6 +12,7 @@ from promptops import __version__, strict_yaml
 from promptops.cli import exits
 from promptops.cli.project import Project, jinja_bytecode_cache, pass_project
 from promptops.errors import PromptopsError
+from promptops.files import write_output
 from promptops.lint import RULES, RULES_BY_CODE, LintReport, cache, lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
@@ -107,7 +108,7 @@ def lint_command(
 
         text = json.dumps({**json.loads(text), "sources": file_sources(project.root, report.files)}, indent=2) + "\n"
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text.encode("utf-8"))
     else:
         click.echo(text, nl=False)
     if report.errors:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from promptops.contract import VERSIONS_DIR, Contract, load_contract
+from promptops.escape import one_line
 
 if TYPE_CHECKING:
     from jinja2 import BytecodeCache
@@ -24,6 +25,12 @@ def find_root(start: Path) -> Path:
         if (candidate / VERSIONS_DIR).is_dir():
             return candidate
     return start
+
+
+def echo_lines(*lines: str, err: bool = False) -> None:
+    """Print each of ``lines`` as one line (``promptops.escape.one_line``): text output quotes names and values
+    from files and records, and a newline or ``::`` in one must not start a line of its own in a CI log."""
+    click.echo("\n".join(one_line(line) for line in lines), err=err)
 
 
 class Project:

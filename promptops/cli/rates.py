@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from promptops.cli import exits
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
@@ -99,11 +99,11 @@ def rates_command(
     except duckdb.Error as problem:  # a damaged file met by a query: one line, exit 3
         raise store_error(display, problem, "read failed") from None
     if not report.groups:
-        click.echo(f"promptops: no responses or re-ask runs of contract {contract_name} match in {display}", err=True)
+        echo_lines(f"promptops: no responses or re-ask runs of contract {contract_name} match in {display}", err=True)
     if output_format == "json":
         click.echo(json.dumps({"store": display, **report.to_dict()}, indent=2))
     else:
-        click.echo("\n".join(_text(display, report)))
+        echo_lines(*_text(display, report))
     return exits.OK
 
 

@@ -12,6 +12,7 @@ from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
+from promptops.escape import one_line
 from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
@@ -74,7 +75,7 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
     else:
         text = _cut_text(plan, dry_run, written)
         if steps:
-            text += "Next, for the new major line:\n" + "".join(f"  - {step}\n" for step in steps)
+            text += "Next, for the new major line:\n" + "".join(f"{one_line(f'  - {step}')}\n" for step in steps)
         click.echo(text, nl=False)
     return exits.FAILED if plan.refused else exits.OK
 
@@ -156,7 +157,7 @@ def _check_text(results: list[ReleaseCheck]) -> str:
             lines.append(f"  schema {s.previous} -> {s.version}: declared {s.declared}, computed {s.computed}")
         for f in r.findings:
             lines.append(f"  {f.file}:{f.span.line}:{f.span.column}: {f.code} {f.message} ({f.name})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(one_line, lines)) + "\n"
 
 
 def _lines(project: Project, rel: str) -> list[str]:
@@ -210,7 +211,7 @@ def _verify_text(lock: ReleaseLock, found: list[ArtifactProblem]) -> str:
     strays = [p for p in found if p.kind == "unlocked"]
     if not lock.releases and strays:  # the lock itself is gone or emptied: one line, not one per file
         state = "is missing" if not lock.exists else "lists no releases"
-        return (
+        return one_line(
             f"{lock.source}: {state}, but {count(len(strays), 'released file')} remain under "
             f"{lock.directory}/prompts/: restore {LOCK_FILE} from version control"
         )
@@ -218,7 +219,7 @@ def _verify_text(lock: ReleaseLock, found: list[ArtifactProblem]) -> str:
     counts = f"{count(len(lock.releases), 'release')}, {count(len(lock.artifacts()), 'artifact')}"
     lines = [f"{lock.source}: {counts}: {verdict}"]
     lines += [f"  {problem.kind:<9} {problem.file}: {problem.message}" for problem in found]
-    return "\n".join(lines)
+    return "\n".join(map(one_line, lines))
 
 
 @release.command("list")
@@ -240,13 +241,15 @@ def list_releases(project: Project, contract_name: str | None, output_format: st
         click.echo(json.dumps(body, indent=2, ensure_ascii=False))
         return exits.OK
     for lock in locks:
-        click.echo(f"{lock.contract} ({lock.source})")
+        click.echo(one_line(f"{lock.contract} ({lock.source})"))
         if not lock.releases:
             click.echo("  no releases")
         for r in lock.releases:
             click.echo(
-                f"  {r.version!s:<8} schema {r.schema_version!s:<5} prompt {r.prompt_class:<7} "
-                f"schema {r.schema_class:<9} {r.date}  {r.status:<9} {r.note}".rstrip()
+                one_line(
+                    f"  {r.version!s:<8} schema {r.schema_version!s:<5} prompt {r.prompt_class:<7} "
+                    f"schema {r.schema_class:<9} {r.date}  {r.status:<9} {r.note}".rstrip()
+                )
             )
     if not locks:
         click.echo("no release locks (versions/<contract>/releases.yaml)")
@@ -308,7 +311,7 @@ def _cut_text(plan: CutPlan, dry_run: bool, written: tuple[str, ...]) -> str:
         lines.append(f"  wrote {path}")
     if dry_run and not plan.refused:
         lines += [f"  would write {path}" for path in _writes(plan)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(one_line, lines)) + "\n"
 
 
 def _writes(plan: CutPlan) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from promptops.cli import exits
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.store_options import (
     lock_timeout_option,
     parse_now,
@@ -99,12 +99,12 @@ def report_command(
     if output_format == "json":
         click.echo(json.dumps({"contract": contract.name, "files": files, "rollouts": rollouts}, indent=2))
         return exits.OK
-    click.echo(f"{contract.name}: wrote {', '.join(files.values())}")
+    echo_lines(f"{contract.name}: wrote {', '.join(files.values())}")
     if not rollouts:
-        click.echo(f"  no rollout plans under rollout/{contract.name}/")
+        echo_lines(f"  no rollout plans under rollout/{contract.name}/")
     for r in rollouts:
         reason = f" [{r['reason']}]" if r["reason"] else ""
-        click.echo(
+        echo_lines(
             f"  {r['rollout']} step {r['step']} ({r['step_name']}, candidate {r['weight']:.0%}): "
             f"{r['verdict']}{reason}: {r['sentence']}"
         )

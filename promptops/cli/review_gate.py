@@ -16,7 +16,7 @@ import click
 
 from promptops.cli.changes import changed_files_options, gather_changed_files
 from promptops.cli.numbers import FiniteFloat
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.contract import list_contracts
 from promptops.parsing import ChangedFiles
 from promptops.review_gate import (
@@ -100,11 +100,11 @@ def review_gate(
     result = review(request)
     notice = stderr_notice(result)
     if notice is not None:
-        click.echo(f"promptops: {notice}", err=True)
+        echo_lines(f"promptops: {notice}", err=True)
     if output_format == "json":
         click.echo(result.to_json())
     else:
-        click.echo("\n".join(render_text(result)))
+        echo_lines(*render_text(result))
     return result.exit_code
 
 

@@ -14,12 +14,13 @@ from typing import Any, TypeVar
 import click
 
 from promptops.cli import exits
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan, who
 from promptops.cli.rollout_moves import resume_command, retarget_command, retire_command, rollback_command
 from promptops.cli.rollout_new import rollout_new
 from promptops.cli.rollout_simulate import simulate_command
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
+from promptops.escape import one_line
 from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, Purpose
 from promptops.rollout.plan import Plan
@@ -66,13 +67,13 @@ def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
             )
         )
         return exits.OK
-    click.echo(
+    echo_lines(
         f"{plan.rollout_id} ({plan.contract}): {plan.baseline.prompt_version} -> {plan.candidate.prompt_version}, "
         f"unit {plan.unit}, alpha {plan.alpha}"
     )
     for metric in needs[0].metrics:
         margin = f", {metric.per_arm:,} per arm for its margin" if metric.per_arm is not None else ""
-        click.echo(
+        echo_lines(
             f"  {metric.metric} <= {metric.slo:g} ({metric.severity}): {metric.zero_failure:,} clean responses"
             f" to pass{margin}"
         )
@@ -85,7 +86,7 @@ def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
             detail = f"candidate {need.candidate_needed:,} responses"
             if need.baseline_needed:
                 detail += f", baseline {need.baseline_needed:,}"
-        click.echo(f"{marker} step {need.index} {need.name}: weight {need.weight:.0%}: {detail}{duration}")
+        echo_lines(f"{marker} step {need.index} {need.name}: weight {need.weight:.0%}: {detail}{duration}")
     return exits.OK
 
 
@@ -106,7 +107,7 @@ def assign_command(project: Project, plan_file: Path, unit: str, output_format: 
         click.echo(json.dumps(chosen.to_dict()))
     else:
         held = f"; held: {chosen.held}" if chosen.held is not None else ""
-        click.echo(
+        echo_lines(
             f"{unit}: {chosen.arm} (prompt {chosen.versions.prompt_version}, schema "
             f"{chosen.versions.schema_version}; bucket {chosen.bucket:.6f} vs weight {chosen.weight:g}{held})"
         )
@@ -166,7 +167,7 @@ def _gate_text(result: GateResult) -> list[str]:
             f"  traffic split: candidate {result.srm['candidate']:,}, baseline {result.srm['baseline']:,} "
             f"(weight {result.weight:.0%}, chi-square p = {result.srm['p_value']:.3g})"
         )
-    return lines
+    return [one_line(line) for line in lines]
 
 
 @rollout.command("gate")
@@ -246,28 +247,28 @@ def status_command(
         click.echo(json.dumps(report.to_dict(), indent=2))
         return exits.OK
     data = report.to_dict()
-    click.echo(
+    echo_lines(
         f"{plan.rollout_id}: step {plan.step} ({data['step_name']}), candidate {plan.weight:.0%}"
         + (" (rolled back)" if plan.rolled_back else "")
     )
     held = " (the gate that held it, at the rollback)" if plan.rolled_back else ""
-    click.echo(f"  latest verdict{held}: {data['verdict']}: {data['sentence']}")
+    echo_lines(f"  latest verdict{held}: {data['verdict']}: {data['sentence']}")
     if plan.rolled_back:
-        click.echo("  next: `rollout resume` once the cause is fixed, or `rollout retarget --candidate X.Y.Z`")
+        echo_lines("  next: `rollout resume` once the cause is fixed, or `rollout retarget --candidate X.Y.Z`")
     needed = data["still_needed"]
     if any(needed["responses"].values()) or needed["seconds"]:
         hours = needed["seconds"] / 3600
-        click.echo(
+        echo_lines(
             f"  still needed: {needed['responses']['candidate']:,} candidate and "
             f"{needed['responses']['baseline']:,} baseline responses, {hours:.1f}h"
         )
     if report.legacy_note:
-        click.echo(f"  {report.legacy_note}")
+        echo_lines(f"  {report.legacy_note}")
     for transition in plan.history[-5:]:
         forced = " (forced)" if transition.forced else ""
         if transition.candidate is not None and transition.previous is not None:
             forced += f" (prompt {transition.previous.prompt_version} -> {transition.candidate.prompt_version})"
-        click.echo(
+        echo_lines(
             f"  {transition.at.isoformat()} {transition.by}: {transition.action} {transition.from_step}->"
             f"{transition.to_step} {transition.verdict}{forced}: {transition.reason}"
         )
@@ -309,7 +310,7 @@ def promote_command(
         moved = promote(plan_file, plan, result, by=who(by), now=now, force_reason=reason if force else None)
     except RolloutRefused as refused:
         click.echo(result.to_json() if output_format == "json" else "\n".join(_gate_text(result)))
-        click.echo(f"promptops: {refused}", err=True)
+        echo_lines(f"promptops: {refused}", err=True)
         return exits.FAILED
     if output_format == "json":
         click.echo(
@@ -319,7 +320,7 @@ def promote_command(
             )
         )
     else:
-        click.echo(
+        echo_lines(
             f"{moved.rollout_id}: promoted to step {moved.step} ({moved.steps[moved.step].name}), "
             f"candidate {moved.weight:.0%}; gate {result.verdict}: {result.sentence}"
         )

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from promptops.cli import exits
-from promptops.cli.project import Project
+from promptops.cli.project import Project, echo_lines
 from promptops.contract import list_contracts
 from promptops.rollout.plan import ROLLOUT_DIR, Plan, PlanError, load_plan
 from promptops.rollout.session import RolloutRefused
@@ -70,10 +70,10 @@ def moved(plan: Plan, output_format: str, text: str) -> int:
             )
         )
     else:
-        click.echo(text)
+        echo_lines(text)
     return exits.OK
 
 
 def refused(refused: RolloutRefused) -> int:
-    click.echo(f"promptops: {refused}", err=True)
+    echo_lines(f"promptops: {refused}", err=True)
     return exits.FAILED

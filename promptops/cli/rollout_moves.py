@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from promptops.cli import exits
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, moved, read_plan, refused, transition_options, who
 from promptops.cli.store_options import parse_now
 from promptops.errors import PromptopsError, VersionError
@@ -137,7 +137,7 @@ def retire_command(project: Project, plan_file: Path, dry_run: bool, output_form
     try:
         change = plan_retirement(contract, load_lock(project.root, plan.contract), plan)
     except RetireRefused as refusal:
-        click.echo(f"promptops: {refusal}", err=True)
+        echo_lines(f"promptops: {refusal}", err=True)
         return exits.FAILED
     if not dry_run:
         retire(project.root, change)
@@ -147,7 +147,7 @@ def retire_command(project: Project, plan_file: Path, dry_run: bool, output_form
     old_floor, new_floor = change.schema_floor
     old_prompt, new_prompt = change.prompt_version
     verb = "would retire" if dry_run else "retired"
-    click.echo(
+    echo_lines(
         f"{change.contract}: {verb} major line {change.retired_major}: in {change.source}, policy.schema_floor "
         f"{old_floor} -> {new_floor}, policy.prompt_version {old_prompt} -> {new_prompt}; answers of major "
         f"{change.retired_major} are rejected from now on (incompatible_version)"

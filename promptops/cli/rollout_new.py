@@ -12,7 +12,7 @@ import click
 
 from promptops.cli import exits
 from promptops.cli.completion import complete_contracts
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, echo_lines, format_option, pass_project
 
 
 @click.command("new")
@@ -52,5 +52,5 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
     elif dry_run:
         click.echo(write.content, nl=False)
     else:
-        click.echo(f"created {write.path}\n\nNext: promptops rollout gate {write.path}")
+        echo_lines(f"created {write.path}", "", f"Next: promptops rollout gate {write.path}")
     return exits.OK

@@ -19,7 +19,8 @@ from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan
 from promptops.cli.store_options import parse_now
 from promptops.errors import PromptopsError
-from promptops.files import write_atomic
+from promptops.escape import one_line
+from promptops.files import write_output
 
 _PROFILES = ("baseline", "candidate", "regression")  # promptops.simulate's ArmProfile constants
 MAX_RESPONSES = 10_000_000  # the log is built in memory
@@ -112,14 +113,14 @@ def simulate_command(
         arms[record["arm"]] = arms.get(record["arm"], 0) + 1
         lines.append(json.dumps(record))
     _check_replaceable(project, out_path)  # again: the path may have changed while simulating
-    write_atomic(out_path, ("\n".join(lines) + "\n").encode(), mode=0o644)
+    write_output(out_path, ("\n".join(lines) + "\n").encode(), mode=0o644)
     summary = {"log": project.relative(out_path), "responses": responses, "arms": arms}
     if output_format == "json":
         click.echo(json.dumps(summary, indent=2))
     else:
         split = ", ".join(f"{arm} {count:,}" for arm, count in sorted(arms.items()))
         noun = "simulated response" if responses == 1 else "simulated responses"
-        click.echo(f"{summary['log']}: {responses:,} {noun} ({split})")
+        click.echo(one_line(f"{summary['log']}: {responses:,} {noun} ({split})"))
     return exits.OK
 
 

@@ -15,6 +15,7 @@ from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
+from promptops.escape import one_line
 from promptops.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
 from promptops.parsing.diagnostics import COERCION_CODES, ERROR, WARNING
@@ -128,7 +129,7 @@ def _validate_batch(
     code = exits.OK
     for line_number, record in _records(source, name):
         if isinstance(record, str):
-            click.echo(f"promptops: {name}:{line_number}: {record}", err=True)
+            click.echo(one_line(f"promptops: {name}:{line_number}: {record}"), err=True)
             tally["bad records"] += 1
             code = exits.TOOL_FAILURE
             continue
@@ -138,7 +139,9 @@ def _validate_batch(
         elif default_changed is not None:
             changed_files = default_changed
         else:
-            click.echo(f"promptops: {name}:{line_number}: record has no changed_files and none were given", err=True)
+            click.echo(
+                one_line(f"promptops: {name}:{line_number}: record has no changed_files and none were given"), err=True
+            )
             tally["bad records"] += 1
             code = exits.TOOL_FAILURE
             continue
@@ -151,7 +154,7 @@ def _validate_batch(
         except Exception as problem:  # whatever fails on one record makes it bad; the others go on
             if isinstance(problem, MemoryError):
                 raise
-            click.echo(f"promptops: {name}:{line_number}: could not be read: {_one_line(problem)}", err=True)
+            click.echo(one_line(f"promptops: {name}:{line_number}: could not be read: {_one_line(problem)}"), err=True)
             tally["bad records"] += 1
             code = exits.TOOL_FAILURE
             continue
@@ -167,7 +170,7 @@ def _validate_batch(
             out.write(msgspec.json.encode({"response_id": record.get("response_id"), **outcome.to_dict()}) + b"\n")
         else:
             rid = record.get("response_id")
-            click.echo(f"{rid if rid is not None else f'line {line_number}'}: {describe(outcome)[0]}")
+            click.echo(one_line(f"{rid if rid is not None else f'line {line_number}'}: {describe(outcome)[0]}"))
     if output_format == "text":
         click.echo(_batch_summary(tally, reasons, drops))
     return code
@@ -239,7 +242,7 @@ def describe(outcome: ParseOutcome) -> list[str]:
         who = f" ({diagnostic.finding_id})" if diagnostic.finding_id else ""
         message = diagnostic.message.removeprefix("finding dropped: ")
         lines.append(f"  {kind} {diagnostic.path or '-'}{who}: {diagnostic.code}: {message}")
-    return lines
+    return [one_line(line) for line in lines]  # messages quote the model's text
 
 
 def _batch_summary(tally: Counter[str], reasons: Counter[str], drops: Counter[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from promptops.compat.classify import Comparison
 from promptops.compat.difference import Change
+from promptops.escape import one_line
 
 
 def _yes(flag: bool) -> str:
@@ -23,7 +24,7 @@ def render_text(comparison: Comparison, old_name: str, new_name: str) -> str:
     differences = comparison.differences
     if not differences:
         lines.append("no differences: the schemas accept the same documents")
-        return "\n".join(lines)
+        return "\n".join(map(one_line, lines))
     lines.append(f"{len(differences)} difference{'s' if len(differences) != 1 else ''}:")
     for difference in differences:
         change = difference.change
@@ -34,4 +35,4 @@ def render_text(comparison: Comparison, old_name: str, new_name: str) -> str:
         else:
             verdict = "forces" if change is comparison.change else "alone would force"
             lines.append(f"         {verdict} {change}: {difference.reason}")
-    return "\n".join(lines)
+    return "\n".join(map(one_line, lines))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from promptops import sarif
+from promptops.escape import one_line
 from promptops.lint.engine import LintReport
 from promptops.lint.model import Finding, Rule
 
@@ -54,7 +55,8 @@ def summary(report: LintReport) -> dict[str, int]:
 
 def to_text(report: LintReport) -> str:
     lines = [
-        f"{f.file}:{f.span.line}:{f.span.column}: {f.code} [{f.level}] {f.message} ({f.name})" for f in report.findings
+        one_line(f"{f.file}:{f.span.line}:{f.span.column}: {f.code} [{f.level}] {f.message} ({f.name})")
+        for f in report.findings
     ]
     suppressed = f" ({report.suppressed} suppressed)" if report.suppressed else ""
     noun = "file" if len(report.files) == 1 else "files"
@@ -79,7 +81,8 @@ def to_json(report: LintReport) -> dict[str, Any]:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # one line first (control characters escaped), then the runner's own escapes; the line starts with our "::"
+    return one_line(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _escape_property(text: str) -> str:

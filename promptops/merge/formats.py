@@ -16,6 +16,7 @@ from typing import Any
 from promptops import sarif
 from promptops.contract import Contract
 from promptops.errors import ContractError
+from promptops.escape import one_line
 from promptops.merge.model import MergedFinding, MergedReport
 from promptops.semantics import SEVERITY_WEIGHTS, MergeSemantics, section_hint
 from promptops.wording import count
@@ -36,7 +37,7 @@ def summary(report: MergedReport) -> str:
     ]
     if report.findings:
         top = report.findings[0]
-        parts.append(f"Most important: {top.title} ({top.severity}{_place(top)}).")
+        parts.append(f"Most important: {_inline(top.title)} ({top.severity}{_place(top)}).")
     return " ".join(parts)
 
 
@@ -104,8 +105,9 @@ def to_markdown(report: MergedReport) -> str:
         lines += ["## Suppressed by report filters", ""]
         for held in report.suppressed:
             f = held.finding
-            where = f" ({f.file}:{f.line})" if f.file and f.line else f" ({f.file})" if f.file else ""
-            lines.append(f"- {_inline(f.title)}{where}, {f.reviewer} ({f.contract}): {held.reason}")
+            file = _inline(f.file) if f.file else ""
+            where = f" ({file}:{f.line})" if f.file and f.line else f" ({file})" if f.file else ""
+            lines.append(f"- {_inline(f.title)}{where}, {_inline(f.reviewer)} ({f.contract}): {_inline(held.reason)}")
         lines.append("")
     lines += ["## Reviewer outputs", "", "| output | contract | reviewer | outcome | kept | suppressed |"]
     lines.append("| --- | --- | --- | --- | --- | --- |")
@@ -215,12 +217,14 @@ def _reporters(merged: MergedFinding) -> str:
 def _place(merged: MergedFinding) -> str:
     if merged.file is None:
         return ""
-    return f", {merged.file}:{merged.line}" if merged.line is not None else f", {merged.file}"
+    file = _inline(merged.file)
+    return f", {file}:{merged.line}" if merged.line is not None else f", {file}"
 
 
 def _inline(text: str) -> str:
-    """Model text on one Markdown line: newlines folded, so it cannot open headings or lists of its own."""
-    return " ".join(text.split())
+    """Model text on one Markdown line: whitespace folded, so it cannot open headings or lists of its own, and
+    what is left unprintable escaped (``promptops.escape``)."""
+    return one_line(" ".join(text.split()))
 
 
 def _cell(text: str) -> str:

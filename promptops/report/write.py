@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from promptops.contract import Contract
-from promptops.files import write_atomic
+from promptops.files import write_output
 from promptops.report.gather import gather_report
 from promptops.report.model import ContractReport
 
@@ -46,8 +46,8 @@ def write_report(
     summary = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
     html_path = out_dir / f"{contract.name}.html"
     json_path = out_dir / f"{contract.name}.json"
-    write_atomic(json_path, summary.encode("utf-8"), mode=_READABLE)
-    write_atomic(html_path, page.encode("utf-8"), mode=_READABLE)
+    write_output(json_path, summary.encode("utf-8"), mode=_READABLE)
+    write_output(html_path, page.encode("utf-8"), mode=_READABLE)
     return ReportFiles(html_path, json_path, report)
 
 
@@ -69,5 +69,5 @@ def write_prom(
 
     report = gather_report(root, contract, con, now, rollout_id=rollout_id, detail=False)
     path = out_dir / f"{contract.name}.prom"
-    write_atomic(path, render_prom(report).encode("utf-8"), mode=_READABLE)
+    write_output(path, render_prom(report).encode("utf-8"), mode=_READABLE)
     return path, report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from promptops.escape import one_line
 from promptops.review_gate.result import ReviewResult
 from promptops.review_gate.signals import ReviewSignal
 from promptops.review_gate.verdict import Verdict
@@ -14,7 +15,7 @@ def headline(result: ReviewResult) -> str:
         if result.evaluated_checkpoint is None
         else f"{result.spec_id} {result.requested_stage.value} at {result.evaluated_checkpoint.value}"
     )
-    return _printable(f"{result.verdict.value} ({where}): {result.reason.message}")
+    return one_line(f"{result.verdict.value} ({where}): {result.reason.message}")
 
 
 def render_text(result: ReviewResult) -> list[str]:
@@ -36,15 +37,15 @@ def render_text(result: ReviewResult) -> list[str]:
         count = len(result.telemetry.files)
         lines.append(f"telemetry: {count} file(s) in {result.telemetry.directory}{unusable}")
     lines.append(f"exit code: {result.exit_code}")
-    return [_printable(line) for line in lines]
+    return [one_line(line) for line in lines]
 
 
 def stderr_notice(result: ReviewResult) -> str | None:
     """What goes to stderr whatever the format: the Skipped warning, or the NotApplicable note."""
     if result.verdict is Verdict.SKIPPED:
-        return _printable(f"warning: review skipped: {result.reason.message}")
+        return one_line(f"warning: review skipped: {result.reason.message}")
     if result.verdict is Verdict.NOT_APPLICABLE:
-        return _printable(f"note: {result.reason.message}")
+        return one_line(f"note: {result.reason.message}")
     return None
 
 
@@ -54,11 +55,3 @@ def _signal_line(signal: ReviewSignal) -> str:
     message = signal.message if signal.message else "(empty)"
     where = f" [{signal.evidence_path}]" if signal.evidence_path else ""
     return f"{signal.severity.value.upper():<8} {signal.kind.value} from {origin}{agent}: {message}{where}"
-
-
-def _printable(text: str) -> str:
-    # One line per item, safe on any terminal: escape control characters and lone surrogates from evidence.
-    return "".join(
-        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
-        for ch in text.encode("utf-8", "surrogatepass").decode("utf-8", "backslashreplace")
-    )

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from promptops.errors import PromptopsError
+from promptops.escape import one_line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,12 +45,12 @@ def main(argv: list[str] | None = None) -> int:
                 spark, args.logs, store, setup, relative=relative, on_bad=lambda b: bad.append(str(b))
             )
     except PromptopsError as problem:
-        print(f"promptops: error: {problem}", file=sys.stderr)
+        print(f"promptops: error: {one_line(problem)}", file=sys.stderr)
         return 3
     for line in bad:
-        print(f"promptops: {line}", file=sys.stderr)
+        print(f"promptops: {one_line(line)}", file=sys.stderr)
     for failed in report.failed:
-        print(f"promptops: error: {failed.error}", file=sys.stderr)
+        print(f"promptops: error: {one_line(failed.error)}", file=sys.stderr)
     code = 3 if report.failed else 2 if report.bad_records else 0
     print(json.dumps({"store": args.store, **report.to_dict(), "exit_code": code}, indent=2))
     return code
