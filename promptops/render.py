@@ -45,11 +45,10 @@ from promptops.sandbox import (
     RenderLimitError,
     SafeLoader,
     TemplateRefused,
-    budget_loops,
-    check_binop,
     install,
     limits_of,
 )
+from promptops.sandbox_sizes import PromptEnvironment, install_sizes
 from promptops.shape import FieldRule, OutputShape
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -60,6 +59,7 @@ TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
 PIN_NAMES = ("prompt_version", "schema_version")
 # Names the renderer always provides; extra variables may not shadow them.
 CONTEXT_NAMES = ("changed_files", "contract", "diff", "schema")
+
 
 
 class RenderError(PromptopsError):
@@ -153,21 +153,6 @@ def snapshot_search_path(snapshot: Path) -> tuple[Path, ...]:
     return (snapshot.parent / snapshot.name.removesuffix(".j2"), snapshot.parent)
 
 
-class PromptEnvironment(SandboxedEnvironment):
-    """The sandbox with a budget: loops counted, ``*`` and ``**`` bounded (see promptops.sandbox)."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        check_binop(self, operator, left, right)
-        return super().call_binop(context, operator, left, right)
-
-    def _generate(
-        self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
-    ) -> str:
-        return super()._generate(budget_loops(source), name, filename, defer_init)
-
-
 def template_search_path(root: Path) -> tuple[Path, ...]:
     """Where a project's templates load from: its ``templates/``, then the packaged defaults (the project's
     file wins: that is how a project overrides a partial or ``_reask.j2``)."""
@@ -222,6 +207,7 @@ def new_environment(
     env.filters["json"] = _to_json
     env.filters["fenced"] = _fenced
     env.filters["describe"] = describe_rule
+    install_sizes(env)
     return env
 
 
@@ -401,6 +387,8 @@ class Renderer:
             raise RenderError(*self._locate(exc, path), str(exc)) from None
         except RecursionError:
             raise RenderError(self._relative(path), None, RECURSION) from None
+        except Exception as exc:  # a template may raise anything at render time (1 / 0, a float overflow)
+            raise RenderError(*self._locate(exc, path), f"{type(exc).__name__}: {exc}") from None
         return "".join(chunks)
 
     def _environment(self, path: Path) -> SandboxedEnvironment:

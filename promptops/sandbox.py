@@ -8,8 +8,10 @@ macro calling itself ends in Python's RecursionError, and a file loader follows 
   their boundary (the project root, or the directory itself), anything but a regular file, and files over
   ``MAX_TEMPLATE_BYTES``.
 - ``Limits`` is a render's budget: every ``{% for %}`` iteration counts (the loop's iterable is wrapped by
-  ``budget_loops``), the clock is checked every few hundred iterations, output and ``*``/``**`` results are
-  bounded. Exceeding any raises RenderLimitError, which the renderer and lint report as one line.
+  ``budget_loops``), the clock is checked every few hundred iterations and at every value built, the output is
+  bounded, and so is every value the template builds (promptops.sandbox_sizes checks each before it is made
+  and charges it here). Exceeding any raises RenderLimitError, which the renderer and lint report as one line
+  with the template's file and line.
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from promptops.errors import PromptopsError
 MAX_TEMPLATE_BYTES = 1 << 20  # a prompt template is text a person edits; 1 MiB is far beyond any real one
 MAX_SECONDS = 10.0  # wall time of one render
 MAX_STEPS = 2_000_000  # loop iterations in one render
-MAX_OUTPUT = 10 << 20  # characters of rendered text (and of one string or list built by * in a template)
-MAX_EXPONENT = 1000
+MAX_OUTPUT = 10 << 20  # characters of rendered text
+MAX_TEXT = MAX_OUTPUT  # characters of one string a template builds
+MAX_ITEMS = 1_000_000  # items of one list a template builds (range() included)
+MAX_INT_BITS = 4096  # bits of one integer a template computes (1,233 decimal digits)
+MAX_BUILT = 128 << 20  # all a render builds, in bytes as estimated: a character 1, a list item 8
 _CLOCK_EVERY = 512  # iterations between clock checks
 BUDGET_FILTER = "_promptops_budget"
 RECURSION = (
@@ -50,13 +55,18 @@ class TemplateRefused(TemplateError):
 class Limits:
     """One render's budget; inactive (no checks) outside ``active()``."""
 
-    def __init__(self, seconds: float = MAX_SECONDS, steps: int = MAX_STEPS, output: int = MAX_OUTPUT) -> None:
+    def __init__(
+        self, seconds: float = MAX_SECONDS, steps: int = MAX_STEPS, output: int = MAX_OUTPUT, built: int = MAX_BUILT
+    ) -> None:
         self.seconds = seconds
         self.max_steps = steps
         self.max_output = output
+        self.max_built = built
         self.deadline: float | None = None
         self.steps = 0
         self.written = 0
+        self.built = 0
+        self.compiling = False  # Jinja folds constant filter calls while it compiles
 
     @contextmanager
     def active(self) -> Iterator[Limits]:
@@ -65,7 +75,7 @@ class Limits:
             yield self
             return
         self.deadline = time.monotonic() + self.seconds
-        self.steps = self.written = 0
+        self.steps = self.written = self.built = 0
         try:
             yield self
         except RecursionError:
@@ -91,6 +101,18 @@ class Limits:
         if self.written > self.max_output:
             raise RenderLimitError(
                 f"the rendered text exceeds {self.max_output:,} characters (the sandbox's output limit)"
+            )
+        if time.monotonic() > self.deadline:
+            raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
+
+    def build(self, size: int) -> None:
+        """Charge a value the template builds (each is bounded on its own before it is made)."""
+        if self.deadline is None:
+            return
+        self.built += size
+        if self.built > self.max_built:
+            raise RenderLimitError(
+                f"the template built more than {self.max_built:,} bytes of values in all (the sandbox's limit)"
             )
         if time.monotonic() > self.deadline:
             raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
@@ -126,18 +148,6 @@ def install(env: Environment) -> None:
     """Give ``env`` its budget and the loop filter."""
     limits_of(env)
     env.filters[BUDGET_FILTER] = _budgeted
-
-
-def check_binop(env: Environment, operator: str, left: Any, right: Any) -> None:
-    """Refuse ``*`` building a huge string or list and ``**`` with a huge exponent before Python does it."""
-    if operator == "**" and isinstance(right, int) and abs(right) > MAX_EXPONENT and left not in (0, 1, -1):
-        raise RenderLimitError(f"exponent {right} is beyond the sandbox's limit of {MAX_EXPONENT}")
-    if operator == "*":
-        for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, str | list | tuple) and isinstance(count, int) and len(seq) * count > MAX_OUTPUT:
-                raise RenderLimitError(
-                    f"'*' would build {len(seq) * count:,} items (the sandbox's limit is {MAX_OUTPUT:,})"
-                )
 
 
 class SafeLoader(BaseLoader):

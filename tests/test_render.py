@@ -356,7 +356,7 @@ def test_template_files_are_bounded_regular_files(project: Path) -> None:
         ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}", "template recursion too deep"),
         ('{% import "review-result.j2" as me %}', "template recursion too deep"),
         ('{% include "review-result.j2" %}', "template recursion too deep"),
-        ("{{ 'x' * 100000000 }}", "'*' would build 100,000,000 items"),
+        ("{{ 'x' * 100000000 }}", "'*' would build 100,000,000 characters"),
         ("{{ 2 ** 100000000 }}", "exponent 100000000 is beyond the sandbox's limit"),
     ],
 )
@@ -404,3 +404,4 @@ def test_a_broken_contract_of_the_project_never_falls_back_to_the_packaged_one(
     config.mkdir() if replacement == "directory" else config.symlink_to("/dev/null")
     code, out, err = cli(project, "render", "--contract", "review-result")
     assert (code, out) == (3, "") and err.startswith("promptops: error: versions/review-result/contract.yaml: ")
+

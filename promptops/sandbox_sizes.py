@@ -1,0 +1,479 @@
+"""The sandbox's size budget: every operation a template can use to build a big value is checked BEFORE Python
+builds it, so a hostile template meets one line naming its file and line, never MemoryError or a stall.
+
+A value is bounded where it is made: a string at ``MAX_TEXT`` characters, a list at ``MAX_ITEMS`` items, an
+integer at ``MAX_INT_BITS`` bits. The checks sit on every way a template makes values: the operators
+(``+ - * ** %`` through ``call_binop``, ``~`` rewritten to ``CONCAT_FILTER``), calls of methods (``call``:
+``center``, ``zfill``, ``replace``, ``join``, ``to_bytes``, ``extend``...), ``str.format`` (its formatter checks
+each field's width and precision), every filter (wrapped: widths, counts and what stringifying a value costs),
+``range``, ``lipsum`` and every ``{{ }}`` (``finalize``). What stringifying a container costs is estimated by
+walking it (``text_size``), which costs no more than printing it would. Each value built is also charged to
+the render's running total (``Limits.build``), which bounds what many small values add up to.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import types
+from collections.abc import Callable, Iterable, Mapping, Sized
+from typing import Any
+
+from jinja2 import Environment, nodes, pass_eval_context
+from jinja2.nodes import EvalContext
+from jinja2.runtime import markup_join, str_join
+from jinja2.sandbox import SandboxedEnvironment, SandboxedFormatter
+from jinja2.utils import Namespace, generate_lorem_ipsum
+from jinja2.visitor import NodeTransformer
+from markupsafe import EscapeFormatter, Markup
+
+from promptops.sandbox import MAX_INT_BITS, MAX_ITEMS, MAX_TEXT, Limits, RenderLimitError, budget_loops, limits_of
+
+CONCAT_FILTER = "_promptops_concat"
+_LOREM_WORD = 16  # the longest lorem ipsum word with its punctuation and space, an upper bound per word
+_FOLD = 4096  # the largest filter result Jinja may fold into a compiled template as a constant
+_SCALAR = 24  # len(repr()) of a float, bool or None is at most this
+
+# Filters that never stringify their value (they sort, count, pick or regroup it); every other filter turns its
+# value into text first, which is checked like printing it.
+_NOT_TEXT = frozenset(
+    {
+        *("abs", "attr", "batch", "count", "d", "default", "dictsort", "first", "float", "groupby", "int"),
+        *("items", "join", "last", "length", "list", "map", "max", "min", "random", "reject", "rejectattr"),
+        *("reverse", "round", "select", "selectattr", "slice", "sort", "sum", "unique", "describe"),
+    }
+)
+
+
+def text_size(value: Any, limit: int = MAX_TEXT) -> int:
+    """An upper estimate of ``len(str(value))`` (of ``repr`` for what a container holds); the walk stops once
+    past ``limit``, so it never costs more than printing the value would."""
+    total = 0
+    pending = [value]
+    reprs: dict[int, int] = {}
+    top = True
+    while pending and total <= limit:
+        item = pending.pop()
+        if isinstance(item, str):
+            total += len(item) + (0 if top else 2)
+        elif isinstance(item, bool | float) or item is None:
+            total += _SCALAR
+        elif isinstance(item, int):
+            total += item.bit_length() * 30103 // 100000 + 2
+        elif isinstance(item, bytes | bytearray):
+            total += 4 * len(item) + 3
+        elif isinstance(item, Mapping):
+            total += 2 + 4 * len(item)
+            pending += item.keys()
+            pending += item.values()
+        elif isinstance(item, list | tuple | set | frozenset):
+            total += 2 + 2 * len(item)
+            pending += item
+        elif isinstance(item, Namespace):
+            pending.append(item._Namespace__attrs)  # its repr is its dict's
+        else:  # an object of the renderer's (a contract, a shape): bounded by what it was made from
+            key = id(item)
+            if key not in reprs:
+                try:
+                    reprs[key] = len(repr(item))
+                except Exception:
+                    reprs[key] = _SCALAR
+            total += reprs[key]
+        top = False
+    return total
+
+
+def _refuse(what: str, size: int, limit: int, unit: str) -> RenderLimitError:
+    return RenderLimitError(f"{what} would build {size:,} {unit} (the sandbox's limit is {limit:,})")
+
+
+def check_text(limits: Limits, what: str, size: int) -> None:
+    if size > MAX_TEXT:
+        raise _refuse(what, size, MAX_TEXT, "characters")
+    limits.build(size)
+
+
+def check_items(limits: Limits, what: str, size: int) -> None:
+    if size > MAX_ITEMS:
+        raise _refuse(what, size, MAX_ITEMS, "items")
+    limits.build(size * 8)  # a list item is a pointer
+
+
+def check_bits(what: str, bits: int) -> None:
+    if bits > MAX_INT_BITS:
+        raise RenderLimitError(f"{what} would build a {bits:,}-bit integer (the sandbox's limit is {MAX_INT_BITS:,})")
+
+
+def check_result(limits: Limits, what: str, value: Any) -> Any:
+    """Charge what an operation built (its inputs were checked; this bounds what small steps add up to)."""
+    if isinstance(value, str | bytes | bytearray):
+        check_text(limits, what, len(value))
+    elif isinstance(value, list | tuple | dict | set | frozenset):
+        check_items(limits, what, len(value))
+    return value
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+# --- operators ---
+
+MAX_EXPONENT = 1000
+
+
+def check_binop(limits: Limits, operator: str, left: Any, right: Any) -> None:
+    """Refuse an operator whose result would exceed a bound, before Python computes it."""
+    both_ints = isinstance(left, int) and isinstance(right, int)
+    if operator == "**" and both_ints and right > 0 and left not in (0, 1, -1):
+        if right > MAX_EXPONENT:
+            raise RenderLimitError(f"exponent {right} is beyond the sandbox's limit of {MAX_EXPONENT}")
+        check_bits("'**'", left.bit_length() * right)
+    elif operator == "*" and both_ints:
+        check_bits("'*'", left.bit_length() + right.bit_length() - 1)
+    elif operator == "*":
+        for seq, count in ((left, right), (right, left)):
+            if isinstance(seq, str | bytes) and isinstance(count, int):
+                check_text(limits, "'*'", len(seq) * count)
+            elif isinstance(seq, list | tuple) and isinstance(count, int):
+                check_items(limits, "'*'", len(seq) * count)
+    elif operator in "+-" and both_ints:
+        check_bits(f"'{operator}'", max(left.bit_length(), right.bit_length()) + 1)
+    elif operator == "+" and isinstance(left, str | bytes) and isinstance(right, str | bytes):
+        check_text(limits, "'+'", len(left) + len(right))
+    elif operator == "+" and isinstance(left, list | tuple) and isinstance(right, list | tuple):
+        check_items(limits, "'+'", len(left) + len(right))
+    elif operator == "%" and isinstance(left, str | bytes):
+        check_text(limits, "'%'", percent_size(left, right))
+
+
+# printf-style conversions: %(key)flags width .precision length type
+_PERCENT = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.DOTALL)
+
+
+def _number(digits: str) -> int:
+    return int(digits) if len(digits) <= 18 else 10**18  # Python refuses ints of over 4,300 digits from text
+
+
+def percent_size(template: str | bytes, args: Any) -> int:
+    """An upper estimate of the length of ``template % args``."""
+    text = template.decode("latin-1") if isinstance(template, bytes) else template
+    positional = list(args) if isinstance(args, tuple) else [args]
+    size, index = len(text), 0
+    for match in _PERCENT.finditer(text):
+        key, width, precision, kind = match.groups()
+        if kind == "%":
+            continue
+        pads = 0
+        for part in (width, precision):
+            if part == "*":
+                pads += abs(_int(positional[index] if index < len(positional) else 0))
+                index += 1
+            elif part:
+                pads += _number(part)
+        if key is not None and isinstance(args, Mapping):
+            shown = text_size(args.get(key))
+        else:
+            shown = text_size(positional[index]) if index < len(positional) else 0
+            index += 1
+        size += pads + shown + 2  # repr's quotes for %r
+        if size > MAX_TEXT:
+            break
+    return size
+
+
+# str.format's spec: [[fill]align][sign][z][#][0][width][grouping][.precision][type]
+_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d*))?", re.DOTALL)
+
+
+class _BudgetedFormatter(SandboxedFormatter):
+    """``str.format`` in the sandbox, with each field's width and precision and the whole result bounded."""
+
+    def __init__(self, env: Environment, **kwargs: Any) -> None:
+        super().__init__(env, **kwargs)
+        self._limits = limits_of(env)
+        self._size = 0
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        match = _FORMAT_SPEC.match(format_spec)
+        pads = sum(_number(part) for part in match.groups() if part) if match else 0
+        estimate = self._size + pads + text_size(value)
+        if estimate > MAX_TEXT:
+            raise _refuse("str.format", estimate, MAX_TEXT, "characters")
+        out = super().format_field(value, format_spec)
+        self._size += len(out)
+        return out
+
+
+class _BudgetedEscapeFormatter(_BudgetedFormatter, EscapeFormatter):
+    pass
+
+
+def budget_str_format(env: Environment, value: Any) -> Callable[..., str] | None:
+    """Jinja's sandboxing of ``str.format``/``format_map`` (see ``SandboxedEnvironment.wrap_str_format``), with
+    the budgeted formatter."""
+    if not isinstance(value, types.MethodType | types.BuiltinMethodType) or value.__name__ not in (
+        "format",
+        "format_map",
+    ):
+        return None
+    owner = value.__self__
+    if not isinstance(owner, str):
+        return None
+    is_map = value.__name__ == "format_map"
+
+    def run(*args: Any, **kwargs: Any) -> str:
+        if is_map and (kwargs or len(args) != 1):
+            raise TypeError("format_map() takes exactly one argument and no keyword arguments")
+        positional, named = ((), args[0]) if is_map else (args, kwargs)
+        formatter: SandboxedFormatter
+        if isinstance(owner, Markup):
+            formatter = _BudgetedEscapeFormatter(env, escape=owner.escape)
+        else:
+            formatter = _BudgetedFormatter(env)
+        return type(owner)(formatter.vformat(owner, positional, named))
+
+    return functools.update_wrapper(run, value)
+
+
+# --- calls of methods ---
+
+
+def _width(args: tuple[Any, ...], kwargs: Mapping[str, Any], name: str = "width") -> int:
+    return _int(args[0] if args else kwargs.get(name, 0))
+
+
+def _replace_size(text: str | bytes | bytearray, old: Any, new: Any, count: Any) -> int:
+    if not isinstance(old, str | bytes) or not isinstance(new, str | bytes):
+        return len(text)
+    found = len(text) + 1 if not old else text.count(old)  # type: ignore[arg-type]
+    if isinstance(count, int) and count >= 0:
+        found = min(found, count)
+    return len(text) + found * max(len(new) - len(old), 0)
+
+
+def _joined_size(separator: str | bytes | bytearray, items: list[Any]) -> int:
+    return max(len(items) - 1, 0) * len(separator) + sum(text_size(item) for item in items)
+
+
+def check_call(limits: Limits, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """Refuse a method call of a built-in type whose result would exceed a bound; returns the arguments to
+    call with (a generator given to ``join``/``extend`` is read once, here)."""
+    owner = getattr(obj, "__self__", None)
+    name = getattr(obj, "__name__", "")
+    what = f"{type(owner).__name__}.{name}"
+    if isinstance(owner, str | bytes | bytearray):
+        if name in ("center", "ljust", "rjust", "zfill"):
+            check_text(limits, what, max(len(owner), _width(args, kwargs)))
+        elif name == "expandtabs":
+            tabs = owner.count("\t" if isinstance(owner, str) else b"\t")  # type: ignore[arg-type]
+            check_text(limits, what, len(owner) + tabs * max(_width(args, kwargs, "tabsize") or 8, 0))
+        elif name == "replace" and len(args) >= 2:
+            check_text(limits, what, _replace_size(owner, args[0], args[1], args[2] if len(args) > 2 else -1))
+        elif name == "join" and args:
+            items = list(args[0])
+            check_text(limits, what, _joined_size(owner, items))
+            return (items, *args[1:])
+        elif name == "translate":
+            table = args[0] if args else None
+            grows = (
+                max((len(v) for v in table.values() if isinstance(v, str)), default=1)
+                if isinstance(table, Mapping)
+                else 1
+            )
+            check_text(limits, what, len(owner) * max(grows, 1))
+    elif isinstance(owner, int) and name == "to_bytes":
+        check_text(limits, what, _width(args, kwargs, "length"))
+    elif isinstance(owner, list) and name == "extend" and args:
+        items = list(args[0])
+        check_items(limits, what, len(owner) + len(items))
+        return (items, *args[1:])
+    elif isinstance(owner, list) and name in ("append", "insert"):
+        check_items(limits, what, len(owner) + 1)
+    return args
+
+
+# --- globals ---
+
+
+def budget_range(limits: Limits) -> Callable[..., range]:
+    def checked_range(*args: int) -> range:
+        numbers = range(*args)
+        try:
+            size = len(numbers)
+        except OverflowError:  # more than sys.maxsize numbers
+            size = abs((numbers.stop - numbers.start) // numbers.step)
+        check_items(limits, "range()", size)
+        return numbers
+
+    return checked_range
+
+
+def budget_lipsum(limits: Limits) -> Callable[..., str]:
+    def checked_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+        check_text(limits, "lipsum()", _int(n) * _int(max) * _LOREM_WORD)
+        return generate_lorem_ipsum(n, html, min, max)
+
+    return checked_lipsum
+
+
+# --- filters ---
+
+
+def _indent_size(text: str, width: Any = 4, *_: Any, **__: Any) -> int:
+    pad = len(width) if isinstance(width, str) else _int(width)
+    return len(text) + (text.count("\n") + 1) * max(pad, 0)
+
+
+def _wordwrap_size(
+    env: Environment, text: str, width: Any = 79, _: Any = True, wrapstring: Any = None, **__: Any
+) -> int:
+    joint = wrapstring if isinstance(wrapstring, str) else env.newline_sequence
+    spaces = sum(text.count(c) for c in " \t\n\r\x0b\x0c")  # a line ends at a space or after width characters
+    return len(text) + (len(text) // max(_int(width), 1) + spaces + 1) * len(joint)
+
+
+def _urlize_size(text: str, *args: Any, **kwargs: Any) -> int:
+    extra = sum(len(v) for v in (*args, *kwargs.values()) if isinstance(v, str))
+    spaces = sum(text.count(c) for c in " \t\n\r")
+    return 2 * len(text) + (spaces + 1) * (64 + extra)
+
+
+def _json_size(value: Any, indent: Any = None, *_: Any, **kwargs: Any) -> int:
+    indent = kwargs.get("indent", indent)
+    size = text_size(value)
+    return size * (1 + max(_int(indent), 0)) if indent else size
+
+
+def _pre_filter(env: Environment, name: str, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Check filter ``name`` on ``value`` before it runs; returns the value to run it on."""
+    limits = limits_of(env)
+    what = f"the {name} filter"
+    if name not in _NOT_TEXT:
+        check_text(limits, what, text_size(value))
+    text = value if isinstance(value, str) else ""
+    if name == "center":
+        check_text(limits, what, max(len(text), _width(args, kwargs)))
+    elif name == "indent":
+        check_text(limits, what, _indent_size(text, *args, **kwargs))
+    elif name == "wordwrap":
+        check_text(limits, what, _wordwrap_size(env, text, *args[:3], **kwargs))
+    elif name == "replace" and len(args) >= 2:
+        check_text(limits, what, _replace_size(text, args[0], args[1], args[2] if len(args) > 2 else -1))
+    elif name == "format":
+        check_text(limits, what, percent_size(text, kwargs or tuple(args)))
+    elif name == "urlize":
+        check_text(limits, what, _urlize_size(text, *args, **kwargs))
+    elif name in ("tojson", "json", "pprint"):
+        check_text(limits, what, _json_size(value, *args, **kwargs) * (2 if name == "pprint" else 1))
+    elif name == "join":
+        value = list(value) if isinstance(value, Iterable) else value
+        if isinstance(value, list):
+            separator = args[0] if args else kwargs.get("d", "")
+            check_text(limits, what, _joined_size(str(separator), value))
+    elif name in ("batch", "slice"):
+        count = _int(args[0] if args else kwargs.get("linecount", kwargs.get("slices", 0)))
+        if name == "slice" or (len(args) > 1 or kwargs.get("fill_with") is not None):
+            check_items(limits, what, count)
+    elif name == "list" and hasattr(value, "__len__"):
+        check_items(limits, what, len(value))
+    elif name == "sum" and isinstance(value, list | tuple) and not isinstance(kwargs.get("start", 0), int):
+        check_items(limits, what, sum(len(v) for v in value if isinstance(v, list | tuple)))
+    return value
+
+
+def budget_filter(env: Environment, name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` (a filter) checked before it runs and charged for what it returns."""
+    passes = getattr(func, "jinja_pass_arg", None) is not None
+    limits = limits_of(env)
+
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        lead, (value, *rest) = (args[:1], args[1:]) if passes else ((), args)
+        value = _pre_filter(env, name, value, tuple(rest), kwargs)
+        result = func(*lead, value, *rest, **kwargs)
+        if limits.compiling and isinstance(result, Sized) and len(result) > _FOLD:
+            # Jinja is folding a constant into the compiled code: a big one stays a call, so each render
+            # builds it within its budget and no compiled template carries it.
+            raise RenderLimitError("not folded")
+        return check_result(limits, f"the {name} filter", result)
+
+    return checked
+
+
+@pass_eval_context
+def budget_concat(eval_ctx: EvalContext, parts: tuple[Any, ...]) -> str:
+    """``a ~ b``: Jinja's join of the parts, once their text is known to fit."""
+    limits = limits_of(eval_ctx.environment)
+    check_text(limits, "'~'", sum(text_size(part) for part in parts))
+    return markup_join(parts) if eval_ctx.autoescape else str_join(parts)
+
+
+def budget_finalize(env: Environment) -> Callable[[Any], Any]:
+    """Checks what each ``{{ }}`` will print before Jinja turns it into text."""
+    limits = limits_of(env)
+
+    def finalize(value: Any) -> Any:
+        # Charged even for a string: a macro's output is all it printed, joined.
+        check_text(limits, "printing a value", len(value) if type(value) is str else text_size(value))
+        return value
+
+    return finalize
+
+
+class _Concats(NodeTransformer):
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        parts = nodes.Tuple(node.nodes, "load", lineno=node.lineno)
+        return nodes.Filter(parts, CONCAT_FILTER, [], [], None, None, lineno=node.lineno)
+
+
+def budget_concats(tree: nodes.Template) -> nodes.Template:
+    """Rewrite every ``a ~ b`` to the checked join (compiling twice finds no Concat left to rewrite)."""
+    _Concats().visit(tree)
+    return tree
+
+
+def install_sizes(env: Environment) -> None:
+    """Bound what ``env``'s templates build: its filters (call once they are all registered), ``range``,
+    ``lipsum``, ``~`` and what ``{{ }}`` prints. Operators, method calls and ``str.format`` are checked by the
+    environment's ``call_binop``, ``call`` and ``wrap_str_format`` (PromptEnvironment, below)."""
+    limits = limits_of(env)
+    for name, func in list(env.filters.items()):
+        if not name.startswith("_promptops"):
+            env.filters[name] = budget_filter(env, name, func)
+    env.filters[CONCAT_FILTER] = budget_concat
+    env.globals["range"] = budget_range(limits)
+    env.globals["lipsum"] = budget_lipsum(limits)
+    env.finalize = budget_finalize(env)
+
+
+class PromptEnvironment(SandboxedEnvironment):
+    """The sandbox with a budget: loops counted, and every value a template builds bounded before it is made
+    (operators, method calls, ``str.format``, ``~``; see promptops.sandbox and promptops.sandbox_sizes)."""
+
+    intercepted_binops = frozenset({"+", "-", "*", "**", "%"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        limits = limits_of(self)
+        check_binop(limits, operator, left, right)
+        return check_result(limits, f"'{operator}'", super().call_binop(context, operator, left, right))
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # Jinja's names
+        limits = limits_of(__self)
+        args = check_call(limits, __obj, args, kwargs)
+        result = SandboxedEnvironment.call(__self, __context, __obj, *args, **kwargs)
+        return check_result(limits, getattr(__obj, "__name__", "a call") + "()", result)
+
+    def wrap_str_format(self, value: Any) -> Any:
+        return budget_str_format(self, value)
+
+    def _generate(
+        self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
+    ) -> str:
+        limits = limits_of(self)
+        limits.compiling = True
+        try:
+            return super()._generate(budget_concats(budget_loops(source)), name, filename, defer_init)
+        finally:
+            limits.compiling = False
