@@ -61,6 +61,14 @@ PIN_NAMES = ("prompt_version", "schema_version")
 CONTEXT_NAMES = ("changed_files", "contract", "diff", "schema")
 
 
+def head_stem(filename: str) -> str:
+    """The contract a head template file would belong to: its name without the template suffix, so a
+    contract whose name holds a '.' (``acme.security``) has its head ``templates/acme.security.j2``."""
+    for suffix in TEMPLATE_SUFFIXES:
+        if filename.endswith(suffix):
+            return filename[: -len(suffix)]
+    return filename
+
 
 class RenderError(PromptopsError):
     """A template could not be rendered; names the template (repo-relative) and line when known."""
@@ -429,7 +437,7 @@ def file_sources(root: Path, rels: Sequence[str]) -> dict[str, dict[str, Any]]:
         path = root / rel
         if not rel.endswith(TEMPLATE_SUFFIXES) or not path.is_file():
             continue
-        stem = path.name.split(".", 1)[0]
+        stem = head_stem(path.name)
         contract = None
         if path.parent == root / TEMPLATES_DIR and stem in names:
             contract = locate_contract(root, stem)[1]

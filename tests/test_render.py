@@ -405,3 +405,21 @@ def test_a_broken_contract_of_the_project_never_falls_back_to_the_packaged_one(
     code, out, err = cli(project, "render", "--contract", "review-result")
     assert (code, out) == (3, "") and err.startswith("promptops: error: versions/review-result/contract.yaml: ")
 
+
+@pytest.mark.parametrize("name", ["acme.security", "a.b.c", "review.v2"])
+def test_a_contract_named_with_dots_works_end_to_end(project: Path, cli: Cli, name: str) -> None:
+    """docs/getting-started.md allows '.' in a contract name: its head is templates/<name>.j2, found by
+    `contract new`, render, lint and `release cut` alike (a head's contract is its file name less the suffix)."""
+    code, _, err = cli(project, "contract", "new", name, "--from", "review-result")
+    assert code == 0, err
+    assert (project / "templates" / f"{name}.j2").is_file()
+    code, out, err = cli(project, "render", "--contract", name)
+    assert code == 0 and "prompt_version 1.0.0" in out, err
+    code, out, err = cli(project, "lint", "--format", "json")
+    assert code == 0, out + err
+    code, out, err = cli(project, "release", "cut", "--contract", name)
+    assert code == 0, err
+    assert f"wrote versions/{name}/prompts/1.0.0.j2" in out
+    assert cli(project, "release", "verify")[0] == 0
+    code, out, err = cli(project, "render", "--contract", name, "--version", "1.0.0")
+    assert code == 0 and "prompt_version 1.0.0" in out, err

@@ -45,6 +45,7 @@ from promptops.render import (
     TEMPLATE_SUFFIXES,
     TEMPLATES_DIR,
     describe_error,
+    head_stem,
     new_environment,
     pin_declarations,
     render_context,
@@ -180,7 +181,7 @@ def classify(root: Path, path: Path, contracts: list[str]) -> tuple[Kind, str | 
         return Kind.SNAPSHOT, parts[1]
     if PARTIALS_DIR in parts[:-1] or path.name.startswith("_"):
         return Kind.PARTIAL, None
-    stem = path.name.split(".", 1)[0]
+    stem = head_stem(path.name)
     if stem in contracts:
         return Kind.HEAD, stem
     return Kind.PLAIN, None
