@@ -14,12 +14,15 @@ the render's running total (``Limits.build``), which bounds what many small valu
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
 import types
 from collections.abc import Callable, Iterable, Mapping, Sized
 from typing import Any
 
-from jinja2 import Environment, nodes, pass_eval_context
+import jinja2
+from jinja2 import Environment, FileSystemBytecodeCache, nodes, pass_eval_context
 from jinja2.nodes import EvalContext
 from jinja2.runtime import markup_join, str_join
 from jinja2.sandbox import SandboxedEnvironment, SandboxedFormatter
@@ -477,3 +480,21 @@ class PromptEnvironment(SandboxedEnvironment):
             return super()._generate(budget_concats(budget_loops(source)), name, filename, defer_init)
         finally:
             limits.compiling = False
+
+
+class BudgetedBytecodeCache(FileSystemBytecodeCache):
+    """Jinja's file cache of compiled templates, keyed also by the code that compiles them (the sandbox, these
+    checks, the renderer's environment, Jinja's version): Jinja keys an entry by the template alone, so code an
+    earlier promptops compiled without today's budget would otherwise be loaded and run unchecked."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        key = super().get_cache_key(name, filename)
+        return hashlib.sha1(f"{key} {compiler_stamp()}".encode()).hexdigest()
+
+
+@functools.cache
+def compiler_stamp() -> str:
+    """The size and modification time of each module that decides what a template compiles to."""
+    here = os.path.dirname(__file__)
+    stats = [os.stat(os.path.join(here, name)) for name in ("sandbox.py", "sandbox_sizes.py", "render.py")]
+    return " ".join([jinja2.__version__, *(f"{s.st_size}:{s.st_mtime_ns}" for s in stats)])

@@ -181,3 +181,41 @@ def test_ordinary_templates_render_the_same_within_the_budget(project: Path, cli
     assert out.endswith(
         'a.py,b.py,|  x  |007|  ab|1024|-2|a b\nc|  t|[1, 2, 3]|0,1,2|a-b|{"k": 1}|1|abab|a+b|3|[1, 2]\n'
     )
+
+
+def test_cached_compiled_templates_are_budgeted(project: Path, tmp_path: Path) -> None:
+    """With the template cache on (the CLI's default), a warm run is checked like a cold one, and an entry
+    written by code compiled without the budget (an earlier promptops, under the file name it used) is never
+    loaded: Jinja keys an entry by the template alone, promptops by the compiling code too."""
+    from jinja2 import FileSystemBytecodeCache
+    from jinja2.sandbox import SandboxedEnvironment
+
+    from promptops import defaults
+    from promptops.render import new_environment
+
+    # ~ is checked by what the template compiles to (the calls Jinja emits), so unbudgeted code would run it
+    doubling = '{% set ns = namespace(s="x") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}'
+    line = _head(project, doubling)
+    cache = tmp_path / "tmp" / f"_jinja2-cache-{os.getuid()}"
+    cache.mkdir(parents=True, mode=0o700)
+    search = [(project / "templates").resolve(), defaults.templates_dir()]  # as lint loads a head
+    unbudgeted = SandboxedEnvironment(
+        loader=new_environment(search).loader,
+        bytecode_cache=FileSystemBytecodeCache(str(cache), pattern="__promptops_budgeted_%s.cache"),
+    )
+    unbudgeted.get_template("review-result.j2")
+    (old,) = cache.iterdir()  # the head, compiled as promptops 8314abe would have (its partials load at render)
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("PROMPTOPS_NO_TEMPLATE_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps([["--root", str(project), "lint"]] * 2)],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=_cap_memory,
+        timeout=300,  # a guard against a hang, measures nothing
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    for code, err in json.loads(done.stdout.splitlines()[-1]):
+        assert code == 3 and err.startswith(f"promptops: error: {HEAD}:{line}: '~' would build 16,777,216"), err
+    assert old in set(cache.iterdir()) and len(list(cache.iterdir())) > 1  # its own entries, beside the old one
