@@ -8,14 +8,17 @@ macro calling itself ends in Python's RecursionError, and a file loader follows 
   their boundary (the project root, or the directory itself), anything but a regular file, and files over
   ``MAX_TEMPLATE_BYTES``.
 - ``Limits`` is a render's budget: every ``{% for %}`` iteration counts (the loop's iterable is wrapped by
-  ``budget_loops``), the clock is checked every few hundred iterations and at every value built, the output is
-  bounded, and so is every value the template builds (promptops.sandbox_sizes checks each before it is made
-  and charges it here). Exceeding any raises RenderLimitError, which the renderer and lint report as one line
-  with the template's file and line.
+  ``budget_loops``), the clock is checked every few hundred iterations or values built and at every big value,
+  the output is bounded, and so is every value the template builds (promptops.sandbox_sizes checks each before
+  it is made and charges it here). Exceeding any raises RenderLimitError, which the renderer and lint report as
+  one line with the template's file and line.
+- ``BudgetedBytecodeCache`` keeps compiled templates across processes, keyed by the code that compiled them.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import stat
 import time
@@ -24,7 +27,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jinja2 import BaseLoader, Environment, TemplateError, TemplateNotFound, nodes, pass_environment
+import jinja2
+from jinja2 import (
+    BaseLoader,
+    Environment,
+    FileSystemBytecodeCache,
+    TemplateError,
+    TemplateNotFound,
+    nodes,
+    pass_environment,
+)
 from jinja2.loaders import split_template_path
 
 from promptops.errors import PromptopsError
@@ -37,7 +49,8 @@ MAX_TEXT = MAX_OUTPUT  # characters of one string a template builds
 MAX_ITEMS = 1_000_000  # items of one list a template builds (range() included)
 MAX_INT_BITS = 4096  # bits of one integer a template computes (1,233 decimal digits)
 MAX_BUILT = 128 << 20  # all a render builds, in bytes as estimated: a character 1, a list item 8
-_CLOCK_EVERY = 512  # iterations between clock checks
+_CLOCK_EVERY = 512  # iterations (and values built) between clock checks
+_BIG = 1 << 16  # a value this large checks the clock as it is built
 BUDGET_FILTER = "_promptops_budget"
 RECURSION = (
     "template recursion too deep: a macro that calls itself without end, or a template that imports or includes itself"
@@ -65,7 +78,7 @@ class Limits:
         self.deadline: float | None = None
         self.steps = 0
         self.written = 0
-        self.built = 0
+        self.built = self.builds = 0
         self.compiling = False  # Jinja folds constant filter calls while it compiles
 
     @contextmanager
@@ -75,7 +88,7 @@ class Limits:
             yield self
             return
         self.deadline = time.monotonic() + self.seconds
-        self.steps = self.written = self.built = 0
+        self.steps = self.written = self.built = self.builds = 0
         try:
             yield self
         except RecursionError:
@@ -114,7 +127,9 @@ class Limits:
             raise RenderLimitError(
                 f"the template built more than {self.max_built:,} bytes of values in all (the sandbox's limit)"
             )
-        if time.monotonic() > self.deadline:
+        # The clock at every big value, and every few hundred small ones (each takes microseconds).
+        self.builds += 1
+        if (size > _BIG or self.builds % _CLOCK_EVERY == 0) and time.monotonic() > self.deadline:
             raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
 
 
@@ -193,3 +208,21 @@ class SafeLoader(BaseLoader):
         except UnicodeDecodeError as exc:
             raise TemplateRefused(f"{shown}: not UTF-8 text (byte {exc.start})") from None
         return text, str(path), lambda: True
+
+
+class BudgetedBytecodeCache(FileSystemBytecodeCache):
+    """Jinja's file cache of compiled templates, keyed also by the code that compiles them (the sandbox, the
+    size checks, the renderer's environment, Jinja's version): Jinja keys an entry by the template alone, so code an
+    earlier promptops compiled without today's budget would otherwise be loaded and run unchecked."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        key = super().get_cache_key(name, filename)
+        return hashlib.sha1(f"{key} {compiler_stamp()}".encode()).hexdigest()
+
+
+@functools.cache
+def compiler_stamp() -> str:
+    """The size and modification time of each module that decides what a template compiles to."""
+    here = os.path.dirname(__file__)
+    stats = [os.stat(os.path.join(here, name)) for name in ("sandbox.py", "sandbox_sizes.py", "render.py")]
+    return " ".join([jinja2.__version__, *(f"{s.st_size}:{s.st_mtime_ns}" for s in stats)])

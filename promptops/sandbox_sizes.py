@@ -14,15 +14,12 @@ the render's running total (``Limits.build``), which bounds what many small valu
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 import re
 import types
 from collections.abc import Callable, Iterable, Mapping, Sized
 from typing import Any
 
-import jinja2
-from jinja2 import Environment, FileSystemBytecodeCache, nodes, pass_eval_context
+from jinja2 import Environment, nodes, pass_eval_context
 from jinja2.nodes import EvalContext
 from jinja2.runtime import markup_join, str_join
 from jinja2.sandbox import SandboxedEnvironment, SandboxedFormatter
@@ -36,6 +33,16 @@ CONCAT_FILTER = "_promptops_concat"
 _LOREM_WORD = 16  # the longest lorem ipsum word with its punctuation and space, an upper bound per word
 _FOLD = 4096  # the largest filter result Jinja may fold into a compiled template as a constant
 _SCALAR = 24  # len(repr()) of a float, bool or None is at most this
+
+# isinstance() tuples, built once (an ``X | Y`` union would be built at every call on these hot paths)
+_SCALARS = (bool, float)
+_BYTES = (bytes, bytearray)
+_STRINGS = (str, bytes)
+_TEXTS = (str, bytes, bytearray)
+_SEQUENCES = (list, tuple)
+_COLLECTIONS = (list, tuple, set, frozenset)
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+_METHODS = (types.MethodType, types.BuiltinMethodType)
 
 # Filters that never stringify their value (they sort, count, pick or regroup it); every other filter turns its
 # value into text first, which is checked like printing it.
@@ -59,17 +66,17 @@ def text_size(value: Any, limit: int = MAX_TEXT) -> int:
         item = pending.pop()
         if isinstance(item, str):
             total += len(item) + (0 if top else 2)
-        elif isinstance(item, bool | float) or item is None:
+        elif isinstance(item, _SCALARS) or item is None:
             total += _SCALAR
         elif isinstance(item, int):
             total += item.bit_length() * 30103 // 100000 + 2
-        elif isinstance(item, bytes | bytearray):
+        elif isinstance(item, _BYTES):
             total += 4 * len(item) + 3
         elif isinstance(item, Mapping):
             total += 2 + 4 * len(item)
             pending += item.keys()
             pending += item.values()
-        elif isinstance(item, list | tuple | set | frozenset):
+        elif isinstance(item, _COLLECTIONS):
             total += 2 + 2 * len(item)
             pending += item
         elif isinstance(item, Namespace):
@@ -109,9 +116,9 @@ def check_bits(what: str, bits: int) -> None:
 
 def check_result(limits: Limits, what: str, value: Any) -> Any:
     """Charge what an operation built (its inputs were checked; this bounds what small steps add up to)."""
-    if isinstance(value, str | bytes | bytearray):
+    if isinstance(value, _TEXTS):
         check_text(limits, what, len(value))
-    elif isinstance(value, list | tuple | dict | set | frozenset):
+    elif isinstance(value, _CONTAINERS):
         check_items(limits, what, len(value))
     return value
 
@@ -136,17 +143,17 @@ def check_binop(limits: Limits, operator: str, left: Any, right: Any) -> None:
         check_bits("'*'", left.bit_length() + right.bit_length() - 1)
     elif operator == "*":
         for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, str | bytes) and isinstance(count, int):
+            if isinstance(seq, _STRINGS) and isinstance(count, int):
                 check_text(limits, "'*'", len(seq) * count)
-            elif isinstance(seq, list | tuple) and isinstance(count, int):
+            elif isinstance(seq, _SEQUENCES) and isinstance(count, int):
                 check_items(limits, "'*'", len(seq) * count)
     elif operator in "+-" and both_ints:
         check_bits(f"'{operator}'", max(left.bit_length(), right.bit_length()) + 1)
-    elif operator == "+" and isinstance(left, str | bytes) and isinstance(right, str | bytes):
+    elif operator == "+" and isinstance(left, _STRINGS) and isinstance(right, _STRINGS):
         check_text(limits, "'+'", len(left) + len(right))
-    elif operator == "+" and isinstance(left, list | tuple) and isinstance(right, list | tuple):
+    elif operator == "+" and isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES):
         check_items(limits, "'+'", len(left) + len(right))
-    elif operator == "%" and isinstance(left, str | bytes):
+    elif operator == "%" and isinstance(left, _STRINGS):
         check_text(limits, "'%'", percent_size(left, right))
 
 
@@ -194,7 +201,6 @@ class _BudgetedFormatter(SandboxedFormatter):
 
     def __init__(self, env: Environment, **kwargs: Any) -> None:
         super().__init__(env, **kwargs)
-        self._limits = limits_of(env)
         self._size = 0
 
     def format_field(self, value: Any, format_spec: str) -> Any:
@@ -215,7 +221,7 @@ class _BudgetedEscapeFormatter(_BudgetedFormatter, EscapeFormatter):
 def budget_str_format(env: Environment, value: Any) -> Callable[..., str] | None:
     """Jinja's sandboxing of ``str.format``/``format_map`` (see ``SandboxedEnvironment.wrap_str_format``), with
     the budgeted formatter."""
-    if not isinstance(value, types.MethodType | types.BuiltinMethodType) or value.__name__ not in (
+    if not isinstance(value, _METHODS) or value.__name__ not in (
         "format",
         "format_map",
     ):
@@ -246,8 +252,8 @@ def _width(args: tuple[Any, ...], kwargs: Mapping[str, Any], name: str = "width"
     return _int(args[0] if args else kwargs.get(name, 0))
 
 
-def _replace_size(text: str | bytes | bytearray, old: Any, new: Any, count: Any) -> int:
-    if not isinstance(old, str | bytes) or not isinstance(new, str | bytes):
+def _replace_size(text: str | bytes | bytearray, old: Any = None, new: Any = None, count: Any = -1) -> int:
+    if not isinstance(old, _STRINGS) or not isinstance(new, _STRINGS):
         return len(text)
     found = len(text) + 1 if not old else text.count(old)  # type: ignore[arg-type]
     if isinstance(count, int) and count >= 0:
@@ -265,7 +271,7 @@ def check_call(limits: Limits, obj: Any, args: tuple[Any, ...], kwargs: dict[str
     owner = getattr(obj, "__self__", None)
     name = getattr(obj, "__name__", "")
     what = f"{type(owner).__name__}.{name}"
-    if isinstance(owner, str | bytes | bytearray):
+    if isinstance(owner, _TEXTS):
         if name in ("center", "ljust", "rjust", "zfill"):
             check_text(limits, what, max(len(owner), _width(args, kwargs)))
         elif name == "expandtabs":
@@ -299,22 +305,22 @@ def check_call(limits: Limits, obj: Any, args: tuple[Any, ...], kwargs: dict[str
 # --- globals ---
 
 
-def budget_range(limits: Limits) -> Callable[..., range]:
+def budget_range(env: Environment) -> Callable[..., range]:
     def checked_range(*args: int) -> range:
         numbers = range(*args)
         try:
             size = len(numbers)
         except OverflowError:  # more than sys.maxsize numbers
             size = abs((numbers.stop - numbers.start) // numbers.step)
-        check_items(limits, "range()", size)
+        check_items(limits_of(env), "range()", size)
         return numbers
 
     return checked_range
 
 
-def budget_lipsum(limits: Limits) -> Callable[..., str]:
+def budget_lipsum(env: Environment) -> Callable[..., str]:
     def checked_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
-        check_text(limits, "lipsum()", _int(n) * _int(max) * _LOREM_WORD)
+        check_text(limits_of(env), "lipsum()", _int(n) * _int(max) * _LOREM_WORD)
         return generate_lorem_ipsum(n, html, min, max)
 
     return checked_lipsum
@@ -348,58 +354,73 @@ def _json_size(value: Any, indent: Any = None, *_: Any, **kwargs: Any) -> int:
     return size * (1 + max(_int(indent), 0)) if indent else size
 
 
-def _pre_filter(env: Environment, name: str, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Check filter ``name`` on ``value`` before it runs; returns the value to run it on."""
-    limits = limits_of(env)
-    what = f"the {name} filter"
-    if name not in _NOT_TEXT:
-        check_text(limits, what, text_size(value))
-    text = value if isinstance(value, str) else ""
-    if name == "center":
-        check_text(limits, what, max(len(text), _width(args, kwargs)))
-    elif name == "indent":
-        check_text(limits, what, _indent_size(text, *args, **kwargs))
-    elif name == "wordwrap":
-        check_text(limits, what, _wordwrap_size(env, text, *args[:3], **kwargs))
-    elif name == "replace" and len(args) >= 2:
-        check_text(limits, what, _replace_size(text, args[0], args[1], args[2] if len(args) > 2 else -1))
-    elif name == "format":
-        check_text(limits, what, percent_size(text, kwargs or tuple(args)))
-    elif name == "urlize":
-        check_text(limits, what, _urlize_size(text, *args, **kwargs))
-    elif name in ("tojson", "json", "pprint"):
-        check_text(limits, what, _json_size(value, *args, **kwargs) * (2 if name == "pprint" else 1))
-    elif name == "join":
-        value = list(value) if isinstance(value, Iterable) else value
-        if isinstance(value, list):
-            separator = args[0] if args else kwargs.get("d", "")
-            check_text(limits, what, _joined_size(str(separator), value))
-    elif name in ("batch", "slice"):
-        count = _int(args[0] if args else kwargs.get("linecount", kwargs.get("slices", 0)))
-        if name == "slice" or (len(args) > 1 or kwargs.get("fill_with") is not None):
-            check_items(limits, what, count)
-    elif name == "list" and hasattr(value, "__len__"):
-        check_items(limits, what, len(value))
-    elif name == "sum" and isinstance(value, list | tuple) and not isinstance(kwargs.get("start", 0), int):
-        check_items(limits, what, sum(len(v) for v in value if isinstance(v, list | tuple)))
-    return value
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _count_arg(args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> int:
+    return _int(args[0] if args else kwargs.get(name, 0))
+
+
+def _check_join(env: Environment, limits: Limits, what: str, value: Any, args: tuple[Any, ...], kwargs: Any) -> Any:
+    items = list(value) if isinstance(value, Iterable) else value
+    if isinstance(items, list):
+        check_text(limits, what, _joined_size(str(args[0] if args else kwargs.get("d", "")), items))
+    return items  # a generator is read once, here
+
+
+# What a filter with amplifying arguments would build, from its value and arguments (before it runs).
+_TEXT_SIZES: dict[str, Callable[[Environment, Any, tuple[Any, ...], dict[str, Any]], int]] = {
+    "center": lambda env, v, a, k: max(len(_text(v)), _width(a, k)),
+    "indent": lambda env, v, a, k: _indent_size(_text(v), *a, **k),
+    "wordwrap": lambda env, v, a, k: _wordwrap_size(env, _text(v), *a[:3], **k),
+    "replace": lambda env, v, a, k: (
+        _replace_size(_text(v), a[0], a[1], a[2] if len(a) > 2 else -1) if len(a) > 1 else 0
+    ),
+    "format": lambda env, v, a, k: percent_size(_text(v), k or tuple(a)),
+    "urlize": lambda env, v, a, k: _urlize_size(_text(v), *a, **k),
+    "tojson": lambda env, v, a, k: _json_size(v, *a, **k),
+    "json": lambda env, v, a, k: _json_size(v, *a, **k),
+    "pprint": lambda env, v, a, k: 2 * _json_size(v),
+}
+_ITEM_COUNTS: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], int]] = {
+    "slice": lambda v, a, k: _count_arg(a, k, "slices"),
+    "batch": lambda v, a, k: _count_arg(a, k, "linecount") if len(a) > 1 or k.get("fill_with") is not None else 0,
+    "list": lambda v, a, k: len(v) if isinstance(v, Sized) else 0,
+    "sum": lambda v, a, k: (
+        sum(len(x) for x in v if isinstance(x, _SEQUENCES))
+        if isinstance(v, _SEQUENCES) and not isinstance(k.get("start", a[1] if len(a) > 1 else 0), int)
+        else 0
+    ),
+}
 
 
 def budget_filter(env: Environment, name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     """``func`` (a filter) checked before it runs and charged for what it returns."""
     passes = getattr(func, "jinja_pass_arg", None) is not None
-    limits = limits_of(env)
+    what = f"the {name} filter"
+    stringifies = name not in _NOT_TEXT
+    text_size_of = _TEXT_SIZES.get(name)
+    item_count_of = _ITEM_COUNTS.get(name)
 
     @functools.wraps(func)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        limits = limits_of(env)
         lead, (value, *rest) = (args[:1], args[1:]) if passes else ((), args)
-        value = _pre_filter(env, name, value, tuple(rest), kwargs)
+        if stringifies:  # it turns its value into text first: as costly as printing it
+            check_text(limits, what, len(value) if type(value) is str else text_size(value))
+        if text_size_of is not None:
+            check_text(limits, what, text_size_of(env, value, tuple(rest), kwargs))
+        elif item_count_of is not None:
+            check_items(limits, what, item_count_of(value, tuple(rest), kwargs))
+        elif name == "join":
+            value = _check_join(env, limits, what, value, tuple(rest), kwargs)
         result = func(*lead, value, *rest, **kwargs)
         if limits.compiling and isinstance(result, Sized) and len(result) > _FOLD:
             # Jinja is folding a constant into the compiled code: a big one stays a call, so each render
             # builds it within its budget and no compiled template carries it.
             raise RenderLimitError("not folded")
-        return check_result(limits, f"the {name} filter", result)
+        return check_result(limits, what, result)
 
     return checked
 
@@ -414,11 +435,13 @@ def budget_concat(eval_ctx: EvalContext, parts: tuple[Any, ...]) -> str:
 
 def budget_finalize(env: Environment) -> Callable[[Any], Any]:
     """Checks what each ``{{ }}`` will print before Jinja turns it into text."""
-    limits = limits_of(env)
 
     def finalize(value: Any) -> Any:
         # Charged even for a string: a macro's output is all it printed, joined.
-        check_text(limits, "printing a value", len(value) if type(value) is str else text_size(value))
+        size = len(value) if type(value) is str else text_size(value)
+        if size > MAX_TEXT:
+            raise _refuse("printing a value", size, MAX_TEXT, "characters")
+        limits_of(env).build(size)
         return value
 
     return finalize
@@ -441,13 +464,12 @@ def install_sizes(env: Environment) -> None:
     """Bound what ``env``'s templates build: its filters (call once they are all registered), ``range``,
     ``lipsum``, ``~`` and what ``{{ }}`` prints. Operators, method calls and ``str.format`` are checked by the
     environment's ``call_binop``, ``call`` and ``wrap_str_format`` (PromptEnvironment, below)."""
-    limits = limits_of(env)
     for name, func in list(env.filters.items()):
         if not name.startswith("_promptops"):
             env.filters[name] = budget_filter(env, name, func)
     env.filters[CONCAT_FILTER] = budget_concat
-    env.globals["range"] = budget_range(limits)
-    env.globals["lipsum"] = budget_lipsum(limits)
+    env.globals["range"] = budget_range(env)
+    env.globals["lipsum"] = budget_lipsum(env)
     env.finalize = budget_finalize(env)
 
 
@@ -480,21 +502,3 @@ class PromptEnvironment(SandboxedEnvironment):
             return super()._generate(budget_concats(budget_loops(source)), name, filename, defer_init)
         finally:
             limits.compiling = False
-
-
-class BudgetedBytecodeCache(FileSystemBytecodeCache):
-    """Jinja's file cache of compiled templates, keyed also by the code that compiles them (the sandbox, these
-    checks, the renderer's environment, Jinja's version): Jinja keys an entry by the template alone, so code an
-    earlier promptops compiled without today's budget would otherwise be loaded and run unchecked."""
-
-    def get_cache_key(self, name: str, filename: str | None = None) -> str:
-        key = super().get_cache_key(name, filename)
-        return hashlib.sha1(f"{key} {compiler_stamp()}".encode()).hexdigest()
-
-
-@functools.cache
-def compiler_stamp() -> str:
-    """The size and modification time of each module that decides what a template compiles to."""
-    here = os.path.dirname(__file__)
-    stats = [os.stat(os.path.join(here, name)) for name in ("sandbox.py", "sandbox_sizes.py", "render.py")]
-    return " ".join([jinja2.__version__, *(f"{s.st_size}:{s.st_mtime_ns}" for s in stats)])

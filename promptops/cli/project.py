@@ -75,7 +75,7 @@ def jinja_bytecode_cache() -> BytecodeCache | None:
     """
     if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
         return None
-    from promptops.sandbox_sizes import BudgetedBytecodeCache  # only template commands pay for Jinja
+    from promptops.sandbox import BudgetedBytecodeCache  # only template commands pay for Jinja
 
     try:
         # Keyed by the compiling code too: code compiled without today's budget is never loaded.
