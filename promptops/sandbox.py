@@ -38,6 +38,7 @@ from jinja2 import (
     pass_environment,
 )
 from jinja2.loaders import split_template_path
+from jinja2.visitor import NodeTransformer
 
 from promptops.errors import PromptopsError
 
@@ -52,6 +53,7 @@ MAX_BUILT = 128 << 20  # all a render builds, in bytes as estimated: a character
 _CLOCK_EVERY = 512  # iterations (and values built) between clock checks
 _BIG = 1 << 16  # a value this large checks the clock as it is built
 BUDGET_FILTER = "_promptops_budget"
+CONCAT_FILTER = "_promptops_concat"  # a ~ b, checked (promptops.sandbox_sizes.budget_concat)
 RECURSION = (
     "template recursion too deep: a macro that calls itself without end, or a template that imports or includes itself"
 )
@@ -159,6 +161,19 @@ def budget_loops(tree: nodes.Template) -> nodes.Template:
     return tree
 
 
+class _Concats(NodeTransformer):
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        parts = nodes.Tuple(node.nodes, "load", lineno=node.lineno)
+        return nodes.Filter(parts, CONCAT_FILTER, [], [], None, None, lineno=node.lineno)
+
+
+def budget_concats(tree: nodes.Template) -> nodes.Template:
+    """Rewrite every ``a ~ b`` to the checked join (compiling twice finds no Concat left to rewrite)."""
+    _Concats().visit(tree)
+    return tree
+
+
 def install(env: Environment) -> None:
     """Give ``env`` its budget and the loop filter."""
     limits_of(env)
@@ -224,5 +239,6 @@ class BudgetedBytecodeCache(FileSystemBytecodeCache):
 def compiler_stamp() -> str:
     """The size and modification time of each module that decides what a template compiles to."""
     here = os.path.dirname(__file__)
-    stats = [os.stat(os.path.join(here, name)) for name in ("sandbox.py", "sandbox_sizes.py", "render.py")]
+    names = ("sandbox.py", "sandbox_sizes.py", "sandbox_text.py", "render.py")
+    stats = [os.stat(os.path.join(here, name)) for name in names]
     return " ".join([jinja2.__version__, *(f"{s.st_size}:{s.st_mtime_ns}" for s in stats)])

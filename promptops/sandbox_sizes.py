@@ -14,35 +14,41 @@ the render's running total (``Limits.build``), which bounds what many small valu
 from __future__ import annotations
 
 import functools
-import re
-import types
 from collections.abc import Callable, Iterable, Mapping, Sized
 from typing import Any
 
 from jinja2 import Environment, nodes, pass_eval_context
 from jinja2.nodes import EvalContext
 from jinja2.runtime import markup_join, str_join
-from jinja2.sandbox import SandboxedEnvironment, SandboxedFormatter
-from jinja2.utils import Namespace, generate_lorem_ipsum
-from jinja2.visitor import NodeTransformer
-from markupsafe import EscapeFormatter, Markup
+from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import generate_lorem_ipsum
 
-from promptops.sandbox import MAX_INT_BITS, MAX_ITEMS, MAX_TEXT, Limits, RenderLimitError, budget_loops, limits_of
+from promptops.sandbox import (
+    CONCAT_FILTER,
+    MAX_TEXT,
+    Limits,
+    RenderLimitError,
+    budget_concats,
+    budget_loops,
+    limits_of,
+)
+from promptops.sandbox_text import (
+    SEQUENCES,
+    STRINGS,
+    TEXTS,
+    budget_str_format,
+    check_bits,
+    check_items,
+    check_result,
+    check_text,
+    int_or_zero,
+    percent_size,
+    refusal,
+    text_size,
+)
 
-CONCAT_FILTER = "_promptops_concat"
-_LOREM_WORD = 16  # the longest lorem ipsum word with its punctuation and space, an upper bound per word
 _FOLD = 4096  # the largest filter result Jinja may fold into a compiled template as a constant
-_SCALAR = 24  # len(repr()) of a float, bool or None is at most this
-
-# isinstance() tuples, built once (an ``X | Y`` union would be built at every call on these hot paths)
-_SCALARS = (bool, float)
-_BYTES = (bytes, bytearray)
-_STRINGS = (str, bytes)
-_TEXTS = (str, bytes, bytearray)
-_SEQUENCES = (list, tuple)
-_COLLECTIONS = (list, tuple, set, frozenset)
-_CONTAINERS = (list, tuple, dict, set, frozenset)
-_METHODS = (types.MethodType, types.BuiltinMethodType)
+_LOREM_WORD = 16  # the longest lorem ipsum word with its punctuation and space, an upper bound per word
 
 # Filters that never stringify their value (they sort, count, pick or regroup it); every other filter turns its
 # value into text first, which is checked like printing it.
@@ -53,78 +59,6 @@ _NOT_TEXT = frozenset(
         *("reverse", "round", "select", "selectattr", "slice", "sort", "sum", "unique", "describe"),
     }
 )
-
-
-def text_size(value: Any, limit: int = MAX_TEXT) -> int:
-    """An upper estimate of ``len(str(value))`` (of ``repr`` for what a container holds); the walk stops once
-    past ``limit``, so it never costs more than printing the value would."""
-    total = 0
-    pending = [value]
-    reprs: dict[int, int] = {}
-    top = True
-    while pending and total <= limit:
-        item = pending.pop()
-        if isinstance(item, str):
-            total += len(item) + (0 if top else 2)
-        elif isinstance(item, _SCALARS) or item is None:
-            total += _SCALAR
-        elif isinstance(item, int):
-            total += item.bit_length() * 30103 // 100000 + 2
-        elif isinstance(item, _BYTES):
-            total += 4 * len(item) + 3
-        elif isinstance(item, Mapping):
-            total += 2 + 4 * len(item)
-            pending += item.keys()
-            pending += item.values()
-        elif isinstance(item, _COLLECTIONS):
-            total += 2 + 2 * len(item)
-            pending += item
-        elif isinstance(item, Namespace):
-            pending.append(item._Namespace__attrs)  # its repr is its dict's
-        else:  # an object of the renderer's (a contract, a shape): bounded by what it was made from
-            key = id(item)
-            if key not in reprs:
-                try:
-                    reprs[key] = len(repr(item))
-                except Exception:
-                    reprs[key] = _SCALAR
-            total += reprs[key]
-        top = False
-    return total
-
-
-def _refuse(what: str, size: int, limit: int, unit: str) -> RenderLimitError:
-    return RenderLimitError(f"{what} would build {size:,} {unit} (the sandbox's limit is {limit:,})")
-
-
-def check_text(limits: Limits, what: str, size: int) -> None:
-    if size > MAX_TEXT:
-        raise _refuse(what, size, MAX_TEXT, "characters")
-    limits.build(size)
-
-
-def check_items(limits: Limits, what: str, size: int) -> None:
-    if size > MAX_ITEMS:
-        raise _refuse(what, size, MAX_ITEMS, "items")
-    limits.build(size * 8)  # a list item is a pointer
-
-
-def check_bits(what: str, bits: int) -> None:
-    if bits > MAX_INT_BITS:
-        raise RenderLimitError(f"{what} would build a {bits:,}-bit integer (the sandbox's limit is {MAX_INT_BITS:,})")
-
-
-def check_result(limits: Limits, what: str, value: Any) -> Any:
-    """Charge what an operation built (its inputs were checked; this bounds what small steps add up to)."""
-    if isinstance(value, _TEXTS):
-        check_text(limits, what, len(value))
-    elif isinstance(value, _CONTAINERS):
-        check_items(limits, what, len(value))
-    return value
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
 
 
 # --- operators ---
@@ -143,117 +77,29 @@ def check_binop(limits: Limits, operator: str, left: Any, right: Any) -> None:
         check_bits("'*'", left.bit_length() + right.bit_length() - 1)
     elif operator == "*":
         for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, _STRINGS) and isinstance(count, int):
+            if isinstance(seq, STRINGS) and isinstance(count, int):
                 check_text(limits, "'*'", len(seq) * count)
-            elif isinstance(seq, _SEQUENCES) and isinstance(count, int):
+            elif isinstance(seq, SEQUENCES) and isinstance(count, int):
                 check_items(limits, "'*'", len(seq) * count)
     elif operator in "+-" and both_ints:
         check_bits(f"'{operator}'", max(left.bit_length(), right.bit_length()) + 1)
-    elif operator == "+" and isinstance(left, _STRINGS) and isinstance(right, _STRINGS):
+    elif operator == "+" and isinstance(left, STRINGS) and isinstance(right, STRINGS):
         check_text(limits, "'+'", len(left) + len(right))
-    elif operator == "+" and isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES):
+    elif operator == "+" and isinstance(left, SEQUENCES) and isinstance(right, SEQUENCES):
         check_items(limits, "'+'", len(left) + len(right))
-    elif operator == "%" and isinstance(left, _STRINGS):
+    elif operator == "%" and isinstance(left, STRINGS):
         check_text(limits, "'%'", percent_size(left, right))
-
-
-# printf-style conversions: %(key)flags width .precision length type
-_PERCENT = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.DOTALL)
-
-
-def _number(digits: str) -> int:
-    return int(digits) if len(digits) <= 18 else 10**18  # Python refuses ints of over 4,300 digits from text
-
-
-def percent_size(template: str | bytes, args: Any) -> int:
-    """An upper estimate of the length of ``template % args``."""
-    text = template.decode("latin-1") if isinstance(template, bytes) else template
-    positional = list(args) if isinstance(args, tuple) else [args]
-    size, index = len(text), 0
-    for match in _PERCENT.finditer(text):
-        key, width, precision, kind = match.groups()
-        if kind == "%":
-            continue
-        pads = 0
-        for part in (width, precision):
-            if part == "*":
-                pads += abs(_int(positional[index] if index < len(positional) else 0))
-                index += 1
-            elif part:
-                pads += _number(part)
-        if key is not None and isinstance(args, Mapping):
-            shown = text_size(args.get(key))
-        else:
-            shown = text_size(positional[index]) if index < len(positional) else 0
-            index += 1
-        size += pads + shown + 2  # repr's quotes for %r
-        if size > MAX_TEXT:
-            break
-    return size
-
-
-# str.format's spec: [[fill]align][sign][z][#][0][width][grouping][.precision][type]
-_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d*))?", re.DOTALL)
-
-
-class _BudgetedFormatter(SandboxedFormatter):
-    """``str.format`` in the sandbox, with each field's width and precision and the whole result bounded."""
-
-    def __init__(self, env: Environment, **kwargs: Any) -> None:
-        super().__init__(env, **kwargs)
-        self._size = 0
-
-    def format_field(self, value: Any, format_spec: str) -> Any:
-        match = _FORMAT_SPEC.match(format_spec)
-        pads = sum(_number(part) for part in match.groups() if part) if match else 0
-        estimate = self._size + pads + text_size(value)
-        if estimate > MAX_TEXT:
-            raise _refuse("str.format", estimate, MAX_TEXT, "characters")
-        out = super().format_field(value, format_spec)
-        self._size += len(out)
-        return out
-
-
-class _BudgetedEscapeFormatter(_BudgetedFormatter, EscapeFormatter):
-    pass
-
-
-def budget_str_format(env: Environment, value: Any) -> Callable[..., str] | None:
-    """Jinja's sandboxing of ``str.format``/``format_map`` (see ``SandboxedEnvironment.wrap_str_format``), with
-    the budgeted formatter."""
-    if not isinstance(value, _METHODS) or value.__name__ not in (
-        "format",
-        "format_map",
-    ):
-        return None
-    owner = value.__self__
-    if not isinstance(owner, str):
-        return None
-    is_map = value.__name__ == "format_map"
-
-    def run(*args: Any, **kwargs: Any) -> str:
-        if is_map and (kwargs or len(args) != 1):
-            raise TypeError("format_map() takes exactly one argument and no keyword arguments")
-        positional, named = ((), args[0]) if is_map else (args, kwargs)
-        formatter: SandboxedFormatter
-        if isinstance(owner, Markup):
-            formatter = _BudgetedEscapeFormatter(env, escape=owner.escape)
-        else:
-            formatter = _BudgetedFormatter(env)
-        return type(owner)(formatter.vformat(owner, positional, named))
-
-    return functools.update_wrapper(run, value)
 
 
 # --- calls of methods ---
 
 
 def _width(args: tuple[Any, ...], kwargs: Mapping[str, Any], name: str = "width") -> int:
-    return _int(args[0] if args else kwargs.get(name, 0))
+    return int_or_zero(args[0] if args else kwargs.get(name, 0))
 
 
 def _replace_size(text: str | bytes | bytearray, old: Any = None, new: Any = None, count: Any = -1) -> int:
-    if not isinstance(old, _STRINGS) or not isinstance(new, _STRINGS):
+    if not isinstance(old, STRINGS) or not isinstance(new, STRINGS):
         return len(text)
     found = len(text) + 1 if not old else text.count(old)  # type: ignore[arg-type]
     if isinstance(count, int) and count >= 0:
@@ -271,7 +117,7 @@ def check_call(limits: Limits, obj: Any, args: tuple[Any, ...], kwargs: dict[str
     owner = getattr(obj, "__self__", None)
     name = getattr(obj, "__name__", "")
     what = f"{type(owner).__name__}.{name}"
-    if isinstance(owner, _TEXTS):
+    if isinstance(owner, TEXTS):
         if name in ("center", "ljust", "rjust", "zfill"):
             check_text(limits, what, max(len(owner), _width(args, kwargs)))
         elif name == "expandtabs":
@@ -320,7 +166,7 @@ def budget_range(env: Environment) -> Callable[..., range]:
 
 def budget_lipsum(env: Environment) -> Callable[..., str]:
     def checked_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
-        check_text(limits_of(env), "lipsum()", _int(n) * _int(max) * _LOREM_WORD)
+        check_text(limits_of(env), "lipsum()", int_or_zero(n) * int_or_zero(max) * _LOREM_WORD)
         return generate_lorem_ipsum(n, html, min, max)
 
     return checked_lipsum
@@ -330,7 +176,7 @@ def budget_lipsum(env: Environment) -> Callable[..., str]:
 
 
 def _indent_size(text: str, width: Any = 4, *_: Any, **__: Any) -> int:
-    pad = len(width) if isinstance(width, str) else _int(width)
+    pad = len(width) if isinstance(width, str) else int_or_zero(width)
     return len(text) + (text.count("\n") + 1) * max(pad, 0)
 
 
@@ -339,7 +185,7 @@ def _wordwrap_size(
 ) -> int:
     joint = wrapstring if isinstance(wrapstring, str) else env.newline_sequence
     spaces = sum(text.count(c) for c in " \t\n\r\x0b\x0c")  # a line ends at a space or after width characters
-    return len(text) + (len(text) // max(_int(width), 1) + spaces + 1) * len(joint)
+    return len(text) + (len(text) // max(int_or_zero(width), 1) + spaces + 1) * len(joint)
 
 
 def _urlize_size(text: str, *args: Any, **kwargs: Any) -> int:
@@ -351,7 +197,7 @@ def _urlize_size(text: str, *args: Any, **kwargs: Any) -> int:
 def _json_size(value: Any, indent: Any = None, *_: Any, **kwargs: Any) -> int:
     indent = kwargs.get("indent", indent)
     size = text_size(value)
-    return size * (1 + max(_int(indent), 0)) if indent else size
+    return size * (1 + max(int_or_zero(indent), 0)) if indent else size
 
 
 def _text(value: Any) -> str:
@@ -359,7 +205,7 @@ def _text(value: Any) -> str:
 
 
 def _count_arg(args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> int:
-    return _int(args[0] if args else kwargs.get(name, 0))
+    return int_or_zero(args[0] if args else kwargs.get(name, 0))
 
 
 def _check_join(env: Environment, limits: Limits, what: str, value: Any, args: tuple[Any, ...], kwargs: Any) -> Any:
@@ -388,8 +234,8 @@ _ITEM_COUNTS: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], int]] =
     "batch": lambda v, a, k: _count_arg(a, k, "linecount") if len(a) > 1 or k.get("fill_with") is not None else 0,
     "list": lambda v, a, k: len(v) if isinstance(v, Sized) else 0,
     "sum": lambda v, a, k: (
-        sum(len(x) for x in v if isinstance(x, _SEQUENCES))
-        if isinstance(v, _SEQUENCES) and not isinstance(k.get("start", a[1] if len(a) > 1 else 0), int)
+        sum(len(x) for x in v if isinstance(x, SEQUENCES))
+        if isinstance(v, SEQUENCES) and not isinstance(k.get("start", a[1] if len(a) > 1 else 0), int)
         else 0
     ),
 }
@@ -440,24 +286,11 @@ def budget_finalize(env: Environment) -> Callable[[Any], Any]:
         # Charged even for a string: a macro's output is all it printed, joined.
         size = len(value) if type(value) is str else text_size(value)
         if size > MAX_TEXT:
-            raise _refuse("printing a value", size, MAX_TEXT, "characters")
+            raise refusal("printing a value", size, MAX_TEXT, "characters")
         limits_of(env).build(size)
         return value
 
     return finalize
-
-
-class _Concats(NodeTransformer):
-    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
-        self.generic_visit(node)
-        parts = nodes.Tuple(node.nodes, "load", lineno=node.lineno)
-        return nodes.Filter(parts, CONCAT_FILTER, [], [], None, None, lineno=node.lineno)
-
-
-def budget_concats(tree: nodes.Template) -> nodes.Template:
-    """Rewrite every ``a ~ b`` to the checked join (compiling twice finds no Concat left to rewrite)."""
-    _Concats().visit(tree)
-    return tree
 
 
 def install_sizes(env: Environment) -> None:

@@ -78,8 +78,15 @@ PAYLOADS: list[tuple[str, str]] = [
         "'+' would build 1,048,576 items",
     ),
     ('{% set l = [1] %}{% for i in range(40) %}{{ l.extend(l) or "" }}{% endfor %}', "list.extend would build"),
-    # printing a value whose text is huge although the value is small
+    # printing a value whose text is huge although the value is small, or nested past what repr can print
     ('{{ ["x" * 10000000] * 10 }}', "printing a value would build"),
+    ('{% set d = {}.fromkeys(range(1000000), "x" * 10000000) %}{{ d }}', "printing a value would build"),
+    (
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}",
+        "a value nested more than 256 deep (the sandbox's limit)",
+    ),
+    # any other call: what it returns is checked before a next step can multiply it
+    ('{{ ("x" * 10000000).encode("utf-32").hex() }}', "encode() would build 40,000,004 characters"),
     # many values each within bounds, kept: the running total stops them
     (
         '{% set m = [] %}{% for i in range(1000) %}{{ m.append("x"|center(10000000)) or "" }}{% endfor %}',
