@@ -45,11 +45,10 @@ from promptops.sandbox import (
     RenderLimitError,
     SafeLoader,
     TemplateRefused,
-    budget_loops,
-    check_binop,
     install,
     limits_of,
 )
+from promptops.sandbox_sizes import PromptEnvironment, install_sizes
 from promptops.shape import FieldRule, OutputShape
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -60,6 +59,15 @@ TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
 PIN_NAMES = ("prompt_version", "schema_version")
 # Names the renderer always provides; extra variables may not shadow them.
 CONTEXT_NAMES = ("changed_files", "contract", "diff", "schema")
+
+
+def head_stem(filename: str) -> str:
+    """The contract a head template file would belong to: its name without the template suffix, so a
+    contract whose name holds a '.' (``acme.security``) has its head ``templates/acme.security.j2``."""
+    for suffix in TEMPLATE_SUFFIXES:
+        if filename.endswith(suffix):
+            return filename[: -len(suffix)]
+    return filename
 
 
 class RenderError(PromptopsError):
@@ -153,21 +161,6 @@ def snapshot_search_path(snapshot: Path) -> tuple[Path, ...]:
     return (snapshot.parent / snapshot.name.removesuffix(".j2"), snapshot.parent)
 
 
-class PromptEnvironment(SandboxedEnvironment):
-    """The sandbox with a budget: loops counted, ``*`` and ``**`` bounded (see promptops.sandbox)."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        check_binop(self, operator, left, right)
-        return super().call_binop(context, operator, left, right)
-
-    def _generate(
-        self, source: nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
-    ) -> str:
-        return super()._generate(budget_loops(source), name, filename, defer_init)
-
-
 def template_search_path(root: Path) -> tuple[Path, ...]:
     """Where a project's templates load from: its ``templates/``, then the packaged defaults (the project's
     file wins: that is how a project overrides a partial or ``_reask.j2``)."""
@@ -223,6 +216,7 @@ def new_environment(
     env.filters["fenced"] = _fenced
     env.filters["describe"] = describe_rule
     env.filters["constraints"] = describe_constraints
+    install_sizes(env)
     return env
 
 
@@ -402,6 +396,8 @@ class Renderer:
             raise RenderError(*self._locate(exc, path), str(exc)) from None
         except RecursionError:
             raise RenderError(self._relative(path), None, RECURSION) from None
+        except Exception as exc:  # a template may raise anything at render time (1 / 0, a float overflow)
+            raise RenderError(*self._locate(exc, path), f"{type(exc).__name__}: {exc}") from None
         return "".join(chunks)
 
     def _environment(self, path: Path) -> SandboxedEnvironment:
@@ -442,7 +438,7 @@ def file_sources(root: Path, rels: Sequence[str]) -> dict[str, dict[str, Any]]:
         path = root / rel
         if not rel.endswith(TEMPLATE_SUFFIXES) or not path.is_file():
             continue
-        stem = path.name.split(".", 1)[0]
+        stem = head_stem(path.name)
         contract = None
         if path.parent == root / TEMPLATES_DIR and stem in names:
             contract = locate_contract(root, stem)[1]

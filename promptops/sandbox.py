@@ -8,12 +8,17 @@ macro calling itself ends in Python's RecursionError, and a file loader follows 
   their boundary (the project root, or the directory itself), anything but a regular file, and files over
   ``MAX_TEMPLATE_BYTES``.
 - ``Limits`` is a render's budget: every ``{% for %}`` iteration counts (the loop's iterable is wrapped by
-  ``budget_loops``), the clock is checked every few hundred iterations, output and ``*``/``**`` results are
-  bounded. Exceeding any raises RenderLimitError, which the renderer and lint report as one line.
+  ``budget_loops``), the clock is checked every few hundred iterations or values built and at every big value,
+  the output is bounded, and so is every value the template builds (promptops.sandbox_sizes checks each before
+  it is made and charges it here). Exceeding any raises RenderLimitError, which the renderer and lint report as
+  one line with the template's file and line.
+- ``BudgetedBytecodeCache`` keeps compiled templates across processes, keyed by the code that compiled them.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import stat
 import time
@@ -22,18 +27,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jinja2 import BaseLoader, Environment, TemplateError, TemplateNotFound, nodes, pass_environment
+import jinja2
+from jinja2 import (
+    BaseLoader,
+    Environment,
+    FileSystemBytecodeCache,
+    TemplateError,
+    TemplateNotFound,
+    nodes,
+    pass_environment,
+)
 from jinja2.loaders import split_template_path
+from jinja2.visitor import NodeTransformer
 
 from promptops.errors import PromptopsError
 
 MAX_TEMPLATE_BYTES = 1 << 20  # a prompt template is text a person edits; 1 MiB is far beyond any real one
 MAX_SECONDS = 10.0  # wall time of one render
 MAX_STEPS = 2_000_000  # loop iterations in one render
-MAX_OUTPUT = 10 << 20  # characters of rendered text (and of one string or list built by * in a template)
-MAX_EXPONENT = 1000
-_CLOCK_EVERY = 512  # iterations between clock checks
+MAX_OUTPUT = 10 << 20  # characters of rendered text
+MAX_TEXT = MAX_OUTPUT  # characters of one string a template builds
+MAX_ITEMS = 1_000_000  # items of one list a template builds (range() included)
+MAX_INT_BITS = 4096  # bits of one integer a template computes (1,233 decimal digits)
+MAX_BUILT = 128 << 20  # all a render builds, in bytes as estimated: a character 1, a list item 8
+_CLOCK_EVERY = 512  # iterations (and values built) between clock checks
+_BIG = 1 << 16  # a value this large checks the clock as it is built
 BUDGET_FILTER = "_promptops_budget"
+CONCAT_FILTER = "_promptops_concat"  # a ~ b, checked (promptops.sandbox_sizes.budget_concat)
 RECURSION = (
     "template recursion too deep: a macro that calls itself without end, or a template that imports or includes itself"
 )
@@ -50,13 +70,18 @@ class TemplateRefused(TemplateError):
 class Limits:
     """One render's budget; inactive (no checks) outside ``active()``."""
 
-    def __init__(self, seconds: float = MAX_SECONDS, steps: int = MAX_STEPS, output: int = MAX_OUTPUT) -> None:
+    def __init__(
+        self, seconds: float = MAX_SECONDS, steps: int = MAX_STEPS, output: int = MAX_OUTPUT, built: int = MAX_BUILT
+    ) -> None:
         self.seconds = seconds
         self.max_steps = steps
         self.max_output = output
+        self.max_built = built
         self.deadline: float | None = None
         self.steps = 0
         self.written = 0
+        self.built = self.builds = 0
+        self.compiling = False  # Jinja folds constant filter calls while it compiles
 
     @contextmanager
     def active(self) -> Iterator[Limits]:
@@ -65,7 +90,7 @@ class Limits:
             yield self
             return
         self.deadline = time.monotonic() + self.seconds
-        self.steps = self.written = 0
+        self.steps = self.written = self.built = self.builds = 0
         try:
             yield self
         except RecursionError:
@@ -95,6 +120,20 @@ class Limits:
         if time.monotonic() > self.deadline:
             raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
 
+    def build(self, size: int) -> None:
+        """Charge a value the template builds (each is bounded on its own before it is made)."""
+        if self.deadline is None:
+            return
+        self.built += size
+        if self.built > self.max_built:
+            raise RenderLimitError(
+                f"the template built more than {self.max_built:,} bytes of values in all (the sandbox's limit)"
+            )
+        # The clock at every big value, and every few hundred small ones (each takes microseconds).
+        self.builds += 1
+        if (size > _BIG or self.builds % _CLOCK_EVERY == 0) and time.monotonic() > self.deadline:
+            raise RenderLimitError(f"the template ran longer than {self.seconds:g} s (the sandbox's time limit)")
+
 
 def limits_of(env: Environment) -> Limits:
     found = getattr(env, "promptops_limits", None)
@@ -122,22 +161,23 @@ def budget_loops(tree: nodes.Template) -> nodes.Template:
     return tree
 
 
+class _Concats(NodeTransformer):
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        parts = nodes.Tuple(node.nodes, "load", lineno=node.lineno)
+        return nodes.Filter(parts, CONCAT_FILTER, [], [], None, None, lineno=node.lineno)
+
+
+def budget_concats(tree: nodes.Template) -> nodes.Template:
+    """Rewrite every ``a ~ b`` to the checked join (compiling twice finds no Concat left to rewrite)."""
+    _Concats().visit(tree)
+    return tree
+
+
 def install(env: Environment) -> None:
     """Give ``env`` its budget and the loop filter."""
     limits_of(env)
     env.filters[BUDGET_FILTER] = _budgeted
-
-
-def check_binop(env: Environment, operator: str, left: Any, right: Any) -> None:
-    """Refuse ``*`` building a huge string or list and ``**`` with a huge exponent before Python does it."""
-    if operator == "**" and isinstance(right, int) and abs(right) > MAX_EXPONENT and left not in (0, 1, -1):
-        raise RenderLimitError(f"exponent {right} is beyond the sandbox's limit of {MAX_EXPONENT}")
-    if operator == "*":
-        for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, str | list | tuple) and isinstance(count, int) and len(seq) * count > MAX_OUTPUT:
-                raise RenderLimitError(
-                    f"'*' would build {len(seq) * count:,} items (the sandbox's limit is {MAX_OUTPUT:,})"
-                )
 
 
 class SafeLoader(BaseLoader):
@@ -183,3 +223,22 @@ class SafeLoader(BaseLoader):
         except UnicodeDecodeError as exc:
             raise TemplateRefused(f"{shown}: not UTF-8 text (byte {exc.start})") from None
         return text, str(path), lambda: True
+
+
+class BudgetedBytecodeCache(FileSystemBytecodeCache):
+    """Jinja's file cache of compiled templates, keyed also by the code that compiles them (the sandbox, the
+    size checks, the renderer's environment, Jinja's version): Jinja keys an entry by the template alone, so code an
+    earlier promptops compiled without today's budget would otherwise be loaded and run unchecked."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        key = super().get_cache_key(name, filename)
+        return hashlib.sha1(f"{key} {compiler_stamp()}".encode()).hexdigest()
+
+
+@functools.cache
+def compiler_stamp() -> str:
+    """The size and modification time of each module that decides what a template compiles to."""
+    here = os.path.dirname(__file__)
+    names = ("sandbox.py", "sandbox_sizes.py", "sandbox_text.py", "render.py")
+    stats = [os.stat(os.path.join(here, name)) for name in names]
+    return " ".join([jinja2.__version__, *(f"{s.st_size}:{s.st_mtime_ns}" for s in stats)])

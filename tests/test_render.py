@@ -356,7 +356,7 @@ def test_template_files_are_bounded_regular_files(project: Path) -> None:
         ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}", "template recursion too deep"),
         ('{% import "review-result.j2" as me %}', "template recursion too deep"),
         ('{% include "review-result.j2" %}', "template recursion too deep"),
-        ("{{ 'x' * 100000000 }}", "'*' would build 100,000,000 items"),
+        ("{{ 'x' * 100000000 }}", "'*' would build 100,000,000 characters"),
         ("{{ 2 ** 100000000 }}", "exponent 100000000 is beyond the sandbox's limit"),
     ],
 )
@@ -404,3 +404,22 @@ def test_a_broken_contract_of_the_project_never_falls_back_to_the_packaged_one(
     config.mkdir() if replacement == "directory" else config.symlink_to("/dev/null")
     code, out, err = cli(project, "render", "--contract", "review-result")
     assert (code, out) == (3, "") and err.startswith("promptops: error: versions/review-result/contract.yaml: ")
+
+
+@pytest.mark.parametrize("name", ["acme.security", "a.b.c", "review.v2"])
+def test_a_contract_named_with_dots_works_end_to_end(project: Path, cli: Cli, name: str) -> None:
+    """docs/getting-started.md allows '.' in a contract name: its head is templates/<name>.j2, found by
+    `contract new`, render, lint and `release cut` alike (a head's contract is its file name less the suffix)."""
+    code, _, err = cli(project, "contract", "new", name, "--from", "review-result")
+    assert code == 0, err
+    assert (project / "templates" / f"{name}.j2").is_file()
+    code, out, err = cli(project, "render", "--contract", name)
+    assert code == 0 and "prompt_version 1.0.0" in out, err
+    code, out, err = cli(project, "lint", "--format", "json")
+    assert code == 0, out + err
+    code, out, err = cli(project, "release", "cut", "--contract", name)
+    assert code == 0, err
+    assert f"wrote versions/{name}/prompts/1.0.0.j2" in out
+    assert cli(project, "release", "verify")[0] == 0
+    code, out, err = cli(project, "render", "--contract", name, "--version", "1.0.0")
+    assert code == 0 and "prompt_version 1.0.0" in out, err

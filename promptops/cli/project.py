@@ -76,15 +76,16 @@ pass_project = click.make_pass_decorator(Project)
 def jinja_bytecode_cache() -> BytecodeCache | None:
     """Compiled templates kept across runs in Jinja's per-user temporary cache directory.
 
-    Entries are keyed by template name and a checksum of its source, so an edited template is recompiled.
+    Entries are keyed by template name and the code that compiles it (BudgetedBytecodeCache), and checked
+    against a checksum of its source, so an edited template is recompiled.
     ``PROMPTOPS_NO_TEMPLATE_CACHE=1`` turns the cache off; an unusable directory just means no cache.
     """
     if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
         return None
-    from jinja2 import FileSystemBytecodeCache  # only template commands pay for Jinja
+    from promptops.sandbox import BudgetedBytecodeCache  # only template commands pay for Jinja
 
     try:
-        # Our own file names: code compiled before the sandbox's loop budget must never be loaded.
-        return FileSystemBytecodeCache(pattern="__promptops_budgeted_%s.cache")
+        # Keyed by the compiling code too: code compiled without today's budget is never loaded.
+        return BudgetedBytecodeCache(pattern="__promptops_budgeted_%s.cache")
     except (OSError, RuntimeError):
         return None

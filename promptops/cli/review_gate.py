@@ -62,7 +62,10 @@ CONFIG_TABLE = ("tool", "promptops", "review-gate")
 @click.option(
     "--strict-artifacts",
     is_flag=True,
-    help="Exit 2 when no review artifacts exist for the stage, or reviewer outputs cannot be evaluated.",
+    help=(
+        "Exit 2 when no review artifacts exist for the stage, a consensus file cannot be read exactly as "
+        "written, or reviewer outputs cannot be evaluated."
+    ),
 )
 @format_option()
 @pass_project

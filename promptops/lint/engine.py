@@ -20,7 +20,7 @@ from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.spans import Span
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
 from promptops.release.lock import load_lock
-from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, new_environment
+from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, head_stem, new_environment
 from promptops.sandbox import MAX_TEMPLATE_BYTES
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -189,7 +189,7 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
         path = _inside(root, path)
         kind, contract = _contract_file(root, path)
         if kind == "contract-file":
-            out.update(dict.fromkeys(h for h in heads if h.name.split(".", 1)[0] == contract))
+            out.update(dict.fromkeys(h for h in heads if head_stem(h.name) == contract))
             continue
         out[path] = None
         if classify(root, path, list(contract_names))[0] is Kind.PARTIAL:
@@ -214,7 +214,7 @@ def _heads(root: Path, contract_names: Sequence[str]) -> list[Path]:
     return sorted(
         p.resolve()
         for p in directory.iterdir()
-        if p.is_file() and p.name.endswith(TEMPLATE_SUFFIXES) and p.name.split(".", 1)[0] in contract_names
+        if p.is_file() and p.name.endswith(TEMPLATE_SUFFIXES) and head_stem(p.name) in contract_names
     )
 
 

@@ -45,6 +45,7 @@ from promptops.render import (
     TEMPLATE_SUFFIXES,
     TEMPLATES_DIR,
     describe_error,
+    head_stem,
     new_environment,
     pin_declarations,
     render_context,
@@ -180,7 +181,7 @@ def classify(root: Path, path: Path, contracts: list[str]) -> tuple[Kind, str | 
         return Kind.SNAPSHOT, parts[1]
     if PARTIALS_DIR in parts[:-1] or path.name.startswith("_"):
         return Kind.PARTIAL, None
-    stem = path.name.split(".", 1)[0]
+    stem = head_stem(path.name)
     if stem in contracts:
         return Kind.HEAD, stem
     return Kind.PLAIN, None
@@ -300,7 +301,8 @@ def _traced_render(
     except RecursionError:
         raise RenderLimitError(f"{subject.rel}: {RECURSION}") from None
     except RenderLimitError as exc:  # a runaway template stops the run: it is not a finding to suppress
-        raise RenderLimitError(f"{subject.rel}: {exc}") from None
+        own, deeper = _place(subject, root, env, exc)
+        raise RenderLimitError(f"{deeper or subject.rel + (f':{own}' if own else '')}: {exc}") from None
     except Exception as exc:  # a template may raise anything at render time; each is a finding, not a crash
         subject.render_failure = _failure(subject, root, env, exc)
         return
@@ -308,6 +310,18 @@ def _traced_render(
 
 
 def _failure(subject: Subject, root: Path, env: SandboxedEnvironment, exc: Exception) -> RenderFailure:
+    own, deeper = _place(subject, root, env, exc)
+    message = describe_error(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
+    if deeper is not None:
+        message += f" (at {deeper})"
+    return RenderFailure(own, message, isinstance(exc, UndefinedError))
+
+
+def _place(
+    subject: Subject, root: Path, env: SandboxedEnvironment, exc: BaseException
+) -> tuple[int | None, str | None]:
+    """Where a render failed: the line in the subject, and ``file:line`` of the template it failed in when that
+    is another one (a partial). Called while ``exc`` is being handled."""
     rewritten: BaseException = exc
     try:
         env.handle_exception(subject.source)  # rewrites the traceback to template file names and lines
@@ -318,12 +332,12 @@ def _failure(subject: Subject, root: Path, env: SandboxedEnvironment, exc: Excep
     filename = str(subject.path)
     frames = [f for f in traceback.extract_tb(rewritten.__traceback__) if f.filename.endswith(TEMPLATE_SUFFIXES)]
     own = [f.lineno for f in frames if f.filename == filename]
-    message = describe_error(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
+    deeper = None
     if frames and frames[-1].filename != filename:
         deepest = Path(frames[-1].filename)
         try:
             shown = deepest.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             shown = deepest.name
-        message += f" (at {shown}:{frames[-1].lineno})"
-    return RenderFailure(own[-1] if own else None, message, isinstance(exc, UndefinedError))
+        deeper = f"{shown}:{frames[-1].lineno}"
+    return (own[-1] if own else None), deeper

@@ -4,12 +4,14 @@ Selection is the lexicographic maximum of the file names matching ``spec-<stage_
 naming convention, compared as Python strings, i.e. by code point). Parsing follows the ConsensusJson schema
 exactly: every field optional (absent and ``null`` mean the same), unknown fields ignored, a present field
 of the wrong type is a parse failure, as a strict typed decoder would have it. Failures carry a one-line
-reason; the caller turns them into the advisory signal ``Failed to parse consensus file: {path}: {error}``.
+reason; the caller turns them into the signal ``Failed to parse consensus file: {path}: {error}``, which
+blocks when the file may hold a conflict (:func:`holds_conflict`) and under ``--strict-artifacts``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -92,6 +94,37 @@ def parse_consensus(data: bytes) -> ConsensusRecord:
         conflicts=conflicts,
         synthesis_status=synthesis_status,
     )
+
+
+# A "conflicts" member whose value is not written as null or [] (an escaped \" before it is inside a string).
+_CONFLICTS_MEMBER = re.compile(r'(?<!\\)"conflicts"\s*:(?!\s*(?:null\b|\[\s*\]))')
+
+
+def holds_conflict(data: bytes) -> bool:
+    """May a consensus file that failed to parse hold a conflict? The gate fails closed, so this answers yes
+    unless every ``conflicts`` member the file holds is provably empty: one written with a value other than
+    ``null`` or ``[]`` anywhere in the text (behind a BOM, a repeated key, NaN, trailing text or a cut), or one
+    a lenient reading finds non-empty (a key spelled with escapes, at any depth, repeated or not)."""
+    text = data.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if _CONFLICTS_MEMBER.search(text):
+        return True
+    try:
+        document, _ = json.JSONDecoder(object_pairs_hook=list).raw_decode(text)
+    except (ValueError, RecursionError):
+        return False  # nothing readable names a conflict
+    pending = [document]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list):
+            for entry in item:
+                if isinstance(entry, tuple) and len(entry) == 2:  # a member of an object, as the hook keeps it
+                    key, value = entry
+                    if key == "conflicts" and value not in (None, []):
+                        return True
+                    pending.append(value)
+                else:
+                    pending.append(entry)
+    return False
 
 
 class _Object(dict[str, Any]):

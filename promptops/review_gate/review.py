@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptops.review_gate.consensus import ConsensusParseError, ConsensusRecord, parse_consensus
+from promptops.review_gate.consensus import ConsensusParseError, ConsensusRecord, holds_conflict, parse_consensus
 from promptops.review_gate.evidence import (
     ConsensusEvidence,
     check_repo_root,
@@ -73,10 +73,15 @@ def review(request: ReviewRequest) -> ReviewResult:
     signals: list[ReviewSignal] = []
     record: ConsensusRecord | None = None
     if evidence.selected is not None:
+        data = read_evidence(root, evidence.selected)
         try:
-            record = parse_consensus(read_evidence(root, evidence.selected))
+            record = parse_consensus(data)
         except ConsensusParseError as problem:
-            signals.append(parse_failure_signal(evidence.selected, str(problem)))
+            # A file the gate cannot read exactly as written never passes what it might say: it blocks when
+            # it may name a conflict, and under --strict-artifacts whatever it holds.
+            conflict = holds_conflict(data)
+            signal = parse_failure_signal(evidence.selected, str(problem), conflict, policy.strict_artifacts)
+            signals.append(signal)
         else:
             signals.extend(consensus_signals(record, evidence.selected))
 

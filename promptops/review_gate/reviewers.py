@@ -24,9 +24,8 @@ from promptops.review_gate.losses import lost_signals
 from promptops.review_gate.providers import EvidenceContext, ProviderReport
 from promptops.review_gate.signals import Origin, ReviewSignal, Severity, SignalKind, infer_role
 
-_FILE = re.compile(
-    r"reviewer-(?P<slug>[a-z]+)_(?P<contract>[a-z0-9-]+)(?:\.(?P<tier>[a-z0-9-]+))?_(?P<name>.+)\.json\Z"
-)
+# reviewer-<slug>_<contract>[.<tier>]_<name>.json; a contract's name may hold '.' (see _contract_and_tier)
+_FILE = re.compile(r"reviewer-(?P<slug>[a-z]+)_(?P<target>[a-z0-9.-]+)_(?P<name>.+)\.json\Z")
 HIGHEST_SEVERITY = "critical"
 DEFAULT_BLOCK_CONFIDENCE = 0.75
 
@@ -66,22 +65,19 @@ class ReviewerOutputs:
         signals: list[ReviewSignal] = []
         outputs: list[ReviewerOutput] = []
         for (_, match), artifact in zip(found, artifacts, strict=True):
-            contract = self.contracts.get(match["contract"])
+            name, tier = self._contract_and_tier(match["target"])
+            contract = self.contracts.get(name)
             if contract is None:
                 known = ", ".join(sorted(self.contracts)) or "none"
-                signals.append(
-                    self._unevaluated(f"{artifact}: unknown contract {match['contract']!r} (known: {known})", artifact)
-                )
+                signals.append(self._unevaluated(f"{artifact}: unknown contract {name!r} (known: {known})", artifact))
                 continue
-            if match["tier"] is not None:
-                if match["tier"] not in contract.tiers:
+            if tier is not None:
+                if tier not in contract.tiers:
                     signals.append(
-                        self._unevaluated(
-                            f"{artifact}: contract {contract.name} has no tier {match['tier']!r}", artifact
-                        )
+                        self._unevaluated(f"{artifact}: contract {contract.name} has no tier {tier!r}", artifact)
                     )
                     continue
-                contract = contract.tier(match["tier"])
+                contract = contract.tier(tier)
             raw = _read_output(context, artifact, contract.default_policy.limits.max_bytes)
             outputs.append(ReviewerOutput(contract=contract, raw=raw, source=artifact, label=match["name"]))
         report = merge(outputs, self.changed_files)
@@ -89,6 +85,14 @@ class ReviewerOutputs:
             signals.extend(lost_signals(source, output.contract, output.raw))
         signals.extend(self._finding_signal(finding) for finding in report.findings)
         return ProviderReport(tuple(signals), artifacts)
+
+    def _contract_and_tier(self, target: str) -> tuple[str, str | None]:
+        """``acme.security`` names that contract when it exists, else contract ``acme`` and its tier
+        ``security``; the contract's name wins, and a tier never holds a '.'."""
+        if target in self.contracts or "." not in target:
+            return target, None
+        name, _, tier = target.rpartition(".")
+        return name, tier
 
     def _unevaluated(self, message: str, evidence_path: str) -> ReviewSignal:
         """An output that cannot be evaluated: a warning, or a blocking signal under --strict-artifacts."""

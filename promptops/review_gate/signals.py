@@ -139,12 +139,21 @@ def consensus_signals(record: ConsensusRecord, evidence_path: str) -> list[Revie
     return signals
 
 
-def parse_failure_signal(evidence_path: str, error: str) -> ReviewSignal:
-    """The advisory signal for a consensus file that is not ConsensusJson (exact text)."""
+def parse_failure_signal(
+    evidence_path: str, error: str, holds_conflict: bool = False, strict_artifacts: bool = False
+) -> ReviewSignal:
+    """The signal for a consensus file that is not ConsensusJson: advisory, unless the file may hold a
+    conflict (which the gate cannot read, so it fails closed) or ``--strict-artifacts`` asks that evidence the
+    gate cannot read blocks. The text is exact; a blocking one says why at its end."""
+    message = f"Failed to parse consensus file: {evidence_path}: {error}"
+    if holds_conflict:
+        message += " (it holds a conflict the gate cannot read: blocking)"
+    elif strict_artifacts:
+        message += " (--strict-artifacts: blocking)"
     return ReviewSignal(
         kind=SignalKind.OTHER,
-        severity=Severity.ADVISORY,
+        severity=Severity.BLOCK if holds_conflict or strict_artifacts else Severity.ADVISORY,
         origin=Origin.SYSTEM,
-        message=f"Failed to parse consensus file: {evidence_path}: {error}",
+        message=message,
         evidence_path=evidence_path,
     )

@@ -57,11 +57,13 @@ CASES = [
     Case("conflict", "conflict", "Plan", "Failed", 2),
     Case("clean", "clean", "Plan", "Passed", 0),
     Case("clean_strict_warnings", "clean", "Plan", "Passed", 0, ("--strict-warnings",)),
-    Case("parse_error", "parse_error", "Plan", "PassedWithWarnings", 0),
+    # The file is cut inside its conflicts: it may hold one, so the gate fails closed.
+    Case("parse_error", "parse_error", "Plan", "Failed", 2),
     Case("parse_error_wrong_type", "wrong_type", "Plan", "PassedWithWarnings", 0),
+    Case("parse_error_wrong_type_strict_artifacts", "wrong_type", "Plan", "Failed", 2, ("--strict-artifacts",)),
     Case("error_field", "error_field", "Tasks", "PassedWithWarnings", 0),
     Case("error_field_strict_warnings", "error_field", "Tasks", "PassedWithWarnings", 1, ("--strict-warnings",)),
-    Case("parse_error_strict_warnings", "parse_error", "Plan", "PassedWithWarnings", 1, ("--strict-warnings",)),
+    Case("parse_error_strict_warnings", "parse_error", "Plan", "Failed", 2, ("--strict-warnings",)),
     Case("conflict_and_error", "conflict_and_error", "Plan", "Failed", 2),
     Case(
         "conflict_and_error_strict_warnings",

@@ -193,3 +193,24 @@ def test_library_and_cli_give_identical_json(tmp_path: Path, capsys: pytest.Capt
     library = review(ReviewRequest(repo, SPEC, Stage.parse("Plan"), ReviewPolicy(), signal_providers=(provider,)))
     assert code == library.exit_code == 2
     assert cli_json == library.to_json() + "\n"
+
+
+@pytest.mark.parametrize("tier", ["", ".merge"], ids=["full", "merge-tier"])
+def test_a_contract_named_with_a_dot_reads_its_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tier: str
+) -> None:
+    """`acme.crf` is a contract of its own (names may hold '.'); `acme.crf.merge` is its merge tier."""
+    project = tmp_path / "project"
+    assert run(["--root", str(project), "contract", "new", "acme.crf", "--from", "code-review-findings"]) == 0
+    capsys.readouterr()
+    finding = _crf("P0", 100)
+    if tier:
+        finding = {k: v for k, v in finding.items() if k not in ("why_it_matters", "evidence")}
+    name = f"reviewer-plan_acme.crf{tier}_security.json"
+    repo = _repo(tmp_path, {name: _crf_output("security", [finding])}, CLEAN_CONSENSUS)
+    args = ["--root", str(project), "review-gate", "--spec", SPEC, "--stage", "Plan", "--repo", str(repo)]
+    code = run([*args, "--format", "json", *CHANGED_ARGS])
+    result = json.loads(capsys.readouterr().out)
+    assert (code, result["verdict"]) == (2, "Failed")
+    (signal,) = [s for s in result["signals"] if s["evidence_path"].endswith(name)]
+    assert (signal["severity"], signal["origin"]) == ("Block", "Role"), signal
