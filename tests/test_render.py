@@ -226,7 +226,7 @@ def test_cli_render_errors_exit_3_with_one_line(project: Path, cli: Cli) -> None
 
 
 def test_describe_words_types_and_bounds() -> None:
-    from promptops.render import describe_rule
+    from promptops.filters import describe_rule
     from promptops.shape import FieldRule
 
     assert describe_rule(FieldRule("id", frozenset({"string"}), min_length=1)) == "string, non-empty"
