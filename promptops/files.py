@@ -97,6 +97,7 @@ def fsync_directory(directory: Path) -> None:
 # dead run's leftovers (lock free: removed) from a live run's (lock held: left alone).
 
 TEMP_SUFFIX = ".tmp"
+_TEMP_RANDOM = 8  # the characters mkstemp puts between prefix and suffix
 
 
 @contextmanager
@@ -111,7 +112,8 @@ def directory_lock(directory: Path, shown: str, *, wait: bool) -> Iterator[None]
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise Busy(f"{shown}: another promptops run is writing here; nothing was written: run again when it ends") from None
+            message = "another promptops run is writing here; nothing was written: run again when it ends"
+            raise Busy(f"{shown}: {message}") from None
         yield
     finally:
         os.close(descriptor)
@@ -151,13 +153,13 @@ def dead_stagings(parent: Path, prefix: str) -> list[Path]:
     return dead
 
 
-def remove_stray_temps(directory: Path, names: Iterable[str] | None = None) -> list[Path]:
-    """Remove the temporary files ``write_atomic``/``create_atomic`` left in ``directory`` when killed (of
-    ``names`` only, or all). The caller holds the lock every writer of those files takes, so none is live."""
-    patterns = [f".{glob.escape(n)}.*{TEMP_SUFFIX}" for n in names] if names is not None else [f".*{TEMP_SUFFIX}"]
+def remove_stray_temps(directory: Path, names: Iterable[str]) -> list[Path]:
+    """Remove the temporary files ``write_atomic``/``create_atomic`` left in ``directory`` when killed while
+    writing a file named by one of ``names`` (glob patterns such as ``*.yaml``). The caller holds the lock
+    every writer of those files takes, so none of them is a live run's."""
     removed = []
-    for pattern in patterns:
-        for stray in directory.glob(pattern) if directory.is_dir() else ():
+    for name in names:
+        for stray in directory.glob(f".{name}.{'?' * _TEMP_RANDOM}{TEMP_SUFFIX}") if directory.is_dir() else ():
             if stray.is_file() and not stray.is_symlink():
                 stray.unlink(missing_ok=True)
                 removed.append(stray)
