@@ -30,11 +30,10 @@ from pathlib import Path
 from promptops.contract import VERSIONS_DIR, check_contract_name
 from promptops.errors import PromptopsError
 from promptops.files import WriteError, dead_stagings, directory_lock, fsync_directory, private_staging
-from promptops.release.artifacts import sha256_file
+from promptops.release.artifacts import PROMPTS_DIR, STAGING_PREFIX, in_flight, sha256_file
 from promptops.release.cut import CutPlan
-from promptops.release.lock import LOCK_FILE, dump_lock, frozen_dir
+from promptops.release.lock import LOCK_FILE, dump_lock, frozen_dir, load_lock
 
-STAGING_PREFIX = ".release-staging-"
 LEGACY_STAGING_DIR = ".release-staging"  # the shared directory of earlier versions, removed when found
 
 
@@ -47,9 +46,35 @@ def contract_lock(root: Path, contract: str) -> Iterator[None]:
         yield  # no such contract: planning says so
         return
     with directory_lock(base, f"{VERSIONS_DIR}/{contract}/", wait=False):
-        for dead in [*dead_stagings(base, STAGING_PREFIX), base / LEGACY_STAGING_DIR]:
-            shutil.rmtree(dead, ignore_errors=True)
+        _roll_back_dead_cuts(root, contract, base)
         yield
+
+
+def _roll_back_dead_cuts(root: Path, contract: str, base: Path) -> None:
+    """Remove what killed cuts left: the files they moved into ``prompts/`` without committing (unchanged
+    since, and released by no entry), then their staging directories."""
+    dead = dead_stagings(base, STAGING_PREFIX)
+    try:
+        lock = load_lock(root, contract)
+    except PromptopsError:
+        return  # a broken lock: touch nothing, planning reports it
+    locked = lock.artifacts()
+    prompts = base / PROMPTS_DIR
+    for path, digest in in_flight(lock, dead).items():
+        file = base / path
+        if path in locked or not path.startswith(f"{PROMPTS_DIR}/"):
+            continue
+        if file.is_file() and not file.is_symlink() and sha256_file(file) == digest:
+            file.unlink()
+        for parent in file.parents:  # the directories the dead cut made for the version, once empty
+            if parent == prompts or not parent.is_relative_to(prompts):
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+    for directory in [*dead, base / LEGACY_STAGING_DIR]:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def write_release(root: Path, plan: CutPlan) -> tuple[str, ...]:

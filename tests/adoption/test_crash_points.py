@@ -6,8 +6,8 @@ exactly as before the command or as after it, with ``release verify`` and ``roll
 Three commands write several files that no single rename can commit, and say so in their docs: ``init``
 (each file is old or new, and running init again completes the project), ``contract new`` (a head template
 linked but not yet committed may be seen until the next run removes it) and ``release cut`` (the lock is the
-commit point: files of the new version moved in before it are released by no entry, and ``release verify``
-reports them as unlocked until the next cut replaces them). Running the command again
+commit point: files of the new version moved in before it are released by no entry, ``release verify``
+knows them from the pending lock in the cut's staging directory, and the next cut removes them). Running the command again
 after each kill must leave no stray temporary file or staging directory, and reach the state after the
 command when the kill left the state before it.
 """
@@ -182,7 +182,7 @@ def test_a_command_killed_at_any_write_leaves_the_project_before_or_after(stage:
         assert killed.returncode in (-9, 137), (point, killed.returncode, killed.stderr)
         tree, _ = _tree(root)
         assert _allowed(stage, tree, before, after), (point, _diff(tree, before, after))
-        if (root / "versions/review").is_dir() and tree in (before, after):
+        if (root / "versions/review").is_dir():
             assert cli(root, "release", "verify")[0] == 0, point
         if (root / PLAN).is_file():
             status = cli(root, "rollout", "status", str(root / PLAN))
