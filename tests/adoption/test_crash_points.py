@@ -7,9 +7,9 @@ Three commands write several files that no single rename can commit, and say so 
 (each file is old or new, and running init again completes the project), ``contract new`` (a head template
 linked but not yet committed may be seen until the next run removes it) and ``release cut`` (the lock is the
 commit point: files of the new version moved in before it are released by no entry, ``release verify``
-knows them from the pending lock in the cut's staging directory, and the next cut removes them). Running the command again
-after each kill must leave no stray temporary file or staging directory, and reach the state after the
-command when the kill left the state before it.
+knows them from the pending lock in the cut's staging directory, and the next cut removes them). Running the
+command again after each kill must leave no stray temporary file or staging directory, and reach the state
+after the command when the kill left the state before it.
 """
 
 from __future__ import annotations
