@@ -4,41 +4,166 @@ errors named by line and column)."""
 
 from __future__ import annotations
 
+import fcntl
+import glob
 import os
+import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, BinaryIO
 
 from promptops.errors import PromptopsError
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+class WriteError(PromptopsError):
+    """A project file could not be written (a full disk, a file-size limit, no permission); names the file."""
+
+
+class Busy(PromptopsError):
+    """Another promptops run holds the lock of what this one would write."""
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None, shown: str | None = None) -> None:
     """Replace ``path`` with ``data`` atomically: readers see the old file or the new one, never a mix.
 
     The file is created owner-only (0600, as ``mkstemp`` makes it) unless ``mode`` says otherwise, e.g. 0o644
-    for a file another user's process reads (a node_exporter textfile).
+    for a file another user's process reads (a node_exporter textfile). An OSError becomes a one-line
+    WriteError naming ``shown`` (default: the path), with the file as it was.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _publish(path, data, mode, shown, replace=True)
+
+
+def create_atomic(path: Path, data: bytes, *, mode: int | None = None, shown: str | None = None) -> None:
+    """Create ``path`` holding ``data``, whole or not at all, and never replace an existing file.
+
+    The data is written and synced under a temporary name, then hard-linked to ``path`` (``link`` fails when
+    the name exists, atomically). ``mode`` defaults to what ``open`` would give (0666 less the umask).
+    """
+    _publish(path, data, default_mode() if mode is None else mode, shown, replace=False)
+
+
+def _publish(path: Path, data: bytes, mode: int | None, shown: str | None, *, replace: bool) -> None:
+    name = shown if shown is not None else str(path)
+    temporary: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
         if mode is not None:
             os.fchmod(handle, mode)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)  # the rename itself survives a power cut
+        if replace:
+            os.replace(temporary, path)
+            temporary = None
+        else:
+            os.link(temporary, path)
+        fsync_directory(path.parent)  # the rename itself survives a power cut
+    except FileExistsError:
+        raise WriteError(f"{name}: exists already (nothing is ever overwritten)") from None
+    except OSError as problem:
+        raise WriteError(f"{name}: cannot write: {problem.strerror or type(problem).__name__}") from None
     finally:
-        os.close(directory)
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+
+
+def default_mode() -> int:
+    """The mode ``open`` gives a new file: 0666 less the process's umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make the names just created, renamed or removed in ``directory`` survive a power cut."""
+    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+# ---- locks, private staging and what dead runs left ------------------------------------------------------
+#
+# A writer takes an exclusive flock on the directory it writes in (no lock file to commit, ignore or clean;
+# the kernel drops the lock when the process dies, even by SIGKILL). A run that stages several files first
+# does so in a private directory made by mkdtemp and flocked for the run's life, so a later run can tell a
+# dead run's leftovers (lock free: removed) from a live run's (lock held: left alone).
+
+TEMP_SUFFIX = ".tmp"
+_TEMP_RANDOM = 8  # the characters mkstemp puts between prefix and suffix
+
+
+@contextmanager
+def directory_lock(directory: Path, shown: str, *, wait: bool) -> Iterator[None]:
+    """Hold the exclusive lock of ``directory`` until the block ends; Busy at once when another run holds it
+    and ``wait`` is false."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as problem:
+        raise WriteError(f"{shown}: cannot lock: {problem.strerror or type(problem).__name__}") from None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            message = "another promptops run is writing here; nothing was written: run again when it ends"
+            raise Busy(f"{shown}: {message}") from None
+        yield
+    finally:
+        os.close(descriptor)
+
+
+@contextmanager
+def private_staging(parent: Path, prefix: str, shown: str) -> Iterator[Path]:
+    """A new directory under ``parent`` that only this run uses, locked while it lives and removed at the end."""
+    try:
+        staging = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+        descriptor = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as problem:
+        raise WriteError(f"{shown}: cannot stage: {problem.strerror or type(problem).__name__}") from None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        os.close(descriptor)
+
+
+def dead_stagings(parent: Path, prefix: str) -> list[Path]:
+    """The staging directories under ``parent`` named ``prefix*`` whose run is gone (their lock is free)."""
+    dead = []
+    for entry in sorted(parent.glob(f"{glob.escape(prefix)}*")) if parent.is_dir() else ():
+        try:
+            descriptor = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue  # not a directory of ours
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a live run's
+        finally:
+            os.close(descriptor)
+        dead.append(entry)
+    return dead
+
+
+def remove_stray_temps(directory: Path, names: Iterable[str]) -> list[Path]:
+    """Remove the temporary files ``write_atomic``/``create_atomic`` left in ``directory`` when killed while
+    writing a file named by one of ``names`` (glob patterns such as ``*.yaml``). The caller holds the lock
+    every writer of those files takes, so none of them is a live run's."""
+    removed = []
+    for name in names:
+        for stray in directory.glob(f".{name}.{'?' * _TEMP_RANDOM}{TEMP_SUFFIX}") if directory.is_dir() else ():
+            if stray.is_file() and not stray.is_symlink():
+                stray.unlink(missing_ok=True)
+                removed.append(stray)
+    return removed
 
 
 class OutputError(PromptopsError):

@@ -23,6 +23,7 @@ from promptops.release import (
     ReleaseCheck,
     check_artifacts,
     check_release,
+    contract_lock,
     load_lock,
     plan_cut,
     write_release,
@@ -60,14 +61,22 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
     released version, a head that fails lint and a lock that does not verify; then writes the prompt
     snapshot, the partials it imports and the releases.yaml entry atomically (the lock last).
 
-    Exit codes: 0 released (or, with --dry-run, would be), 2 refused, 3 tool failure.
+    One cut of a contract runs at a time: another one started meanwhile stops at once (exit 3, nothing
+    written), and a cut started after one released its version is refused (exit 2).
+
+    Exit codes: 0 released (or, with --dry-run, would be), 2 refused, 3 tool failure (also: another cut or
+    contract write of this contract is running).
     """
     stamp = date or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     request = CutRequest(contract_name, stamp, note, _lint_config(project))
-    plan = plan_cut(project.root, request)
     written: tuple[str, ...] = ()
-    if not plan.refused and not dry_run:
-        written = write_release(project.root, plan)
+    if dry_run:
+        plan = plan_cut(project.root, request)
+    else:
+        with contract_lock(project.root, contract_name):  # planned and committed by one cut at a time
+            plan = plan_cut(project.root, request)
+            if not plan.refused:
+                written = write_release(project.root, plan)
     steps = _major_steps(project, plan)
     if output_format == "json":
         body = {"dry_run": dry_run, **plan.to_json(), "written": list(written), "next": list(steps)}

@@ -32,6 +32,8 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
     from promptops.rollout.plan import load_plan
     from promptops.scaffold import ScaffoldError, plan_rollout
 
+    if not dry_run:
+        _remove_dead_temps(project, contract)
     renderer = Renderer(project.root)
     head = renderer.head_template(contract)
     pins = None
@@ -42,10 +44,16 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
     if write.skipped:
         raise ScaffoldError(f"{write.path} exists already: give another --id (nothing is ever overwritten)")
     if not dry_run:
+        from promptops.files import WriteError, create_atomic
+        from promptops.rollout.planfile import plan_lock
+
         path = project.root / write.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("x", encoding="utf-8") as handle:  # never replaces a plan
-            handle.write(write.content)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as problem:
+            raise WriteError(f"{write.path}: cannot write: {problem.strerror or problem}") from None
+        with plan_lock(path, write.path):  # the lock every writer of the contract's plans holds
+            create_atomic(path, write.content.encode("utf-8"), shown=write.path)  # whole; never replaces a plan
         load_plan(project.root / write.path, write.path)  # the plan as written loads: prove it
     if output_format == "json":
         click.echo(json.dumps({"dry_run": dry_run, "plan": write.path, "text": write.content}))
@@ -54,3 +62,15 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
     else:
         echo_lines(f"created {write.path}", "", f"Next: promptops rollout gate {write.path}")
     return exits.OK
+
+
+def _remove_dead_temps(project: Project, contract: str) -> None:
+    """What killed writers left beside the contract's plans, removed first (even when this run refuses)."""
+    from promptops.contract import check_contract_name
+    from promptops.rollout.planfile import plan_lock, remove_dead_temps
+    from promptops.scaffold import ROLLOUT_DIR
+
+    directory = project.root / ROLLOUT_DIR / check_contract_name(contract)
+    if directory.is_dir():
+        with plan_lock(directory / "plan.yaml", f"{ROLLOUT_DIR}/{contract}/"):
+            remove_dead_temps(directory)

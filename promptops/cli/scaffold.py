@@ -18,6 +18,8 @@ from promptops import __version__
 from promptops.cli import exits
 from promptops.cli.completion import complete_builtin_contracts
 from promptops.cli.project import Project, format_option, pass_project
+from promptops.contract import VERSIONS_DIR
+from promptops.files import WriteError, directory_lock, remove_stray_temps
 from promptops.scaffold import (
     PRE_COMMIT_SNIPPET,
     ContractRequest,
@@ -28,6 +30,9 @@ from promptops.scaffold import (
     plan_contract,
     plan_init,
 )
+from promptops.scaffold_write import apply_writes, commit_contract, roll_back_dead_contracts
+
+INIT_FILES = ("pyproject.toml", ".gitattributes", ".gitignore")  # the files init rewrites whole
 
 MAX_SCHEMA_BYTES = 4 << 20
 
@@ -42,26 +47,6 @@ def _git_toplevel(start: Path) -> Path:
     if done.returncode != 0:
         raise ScaffoldError(f"{start}: not inside a git repository: run `git init` first")
     return Path(done.stdout.strip())
-
-
-def _apply(root: Path, writes: Sequence[Write]) -> None:
-    """Write each file: new files exclusively (an existing one is never replaced), appends at the end."""
-    for write in writes:
-        if write.skipped:
-            continue
-        path = root / write.path
-        if write.mode == "mkdir":
-            path.mkdir(parents=True)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if write.mode == "append":
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(write.content)
-        elif write.mode == "update" and path.exists():
-            path.write_text(write.content, encoding="utf-8")  # the same text with a table added (tomlkit)
-        else:
-            with path.open("x", encoding="utf-8") as handle:
-                handle.write(write.content)
 
 
 def _report(writes: Sequence[Write], dry_run: bool) -> list[str]:
@@ -84,16 +69,21 @@ def init_command(ctx: click.Context, dry_run: bool, output_format: str) -> int:
 
     Creates versions/, templates/ and rollout/, adds a [tool.promptops] table to pyproject.toml, a
     `versions/** -text` line to .gitattributes and `.promptops/` to .gitignore, then prints the pre-commit
-    configuration and the next command. Never overwrites a file. Exit codes: 0 done, 3 not a git repository
-    or an unreadable file.
+    configuration and the next command. Never overwrites a file; each file is written whole or not at all,
+    so a run that was stopped is completed by running init again. Exit codes: 0 done, 3 not a git repository,
+    an unreadable or unwritable file (named), or another init running.
     """
     given = ctx.find_root().params.get("root")
     root = Path(given).resolve() if given else _git_toplevel(Path.cwd())
     if given:
         _git_toplevel(root)
-    writes = plan_init(root, __version__)
-    if not dry_run:
-        _apply(root, writes)
+    if dry_run:
+        writes = plan_init(root, __version__)
+    else:
+        with directory_lock(root, ".", wait=False):  # one init at a time; what a killed one left goes first
+            remove_stray_temps(root, INIT_FILES)
+            writes = plan_init(root, __version__)
+            apply_writes(root, writes)
     snippet = PRE_COMMIT_SNIPPET.format(version=__version__)
     next_command = "promptops contract new NAME --schema FILE.json"
     if output_format == "json":
@@ -164,7 +154,7 @@ def _prove(root: Path, name: str, writes: Sequence[Write]) -> None:
             elif partial.is_file():
                 (scratch / "templates").mkdir(exist_ok=True)
                 shutil.copy(partial, scratch / "templates" / partial.name)
-        _apply(scratch, writes)
+        apply_writes(scratch, writes)
         check_contract(scratch, name, _lint_errors, _render)
 
 
@@ -219,6 +209,10 @@ def contract_new(
     3 a bad schema, an ambiguous role or an existing file (nothing is written then).
     """
     schema = _read_schema(schema_file) if schema_file is not None else None
+    versions = project.root / VERSIONS_DIR
+    if not dry_run and versions.is_dir():
+        with directory_lock(versions, f"{VERSIONS_DIR}/", wait=False):  # a killed run's leftovers go first
+            roll_back_dead_contracts(project.root)
     roles: dict[str, str | None] = {"id": id_field, "path": path_field, "line": line_field, "end_line": end_line_field}
     while True:
         request = ContractRequest(name, schema, schema_version, prompt_version, items, roles, start_from, description)
@@ -235,7 +229,13 @@ def contract_new(
                 roles[choice.role] = picked
     _prove(project.root, name, writes)
     if not dry_run:
-        _apply(project.root, writes)
+        try:
+            versions.mkdir(exist_ok=True)
+        except OSError as problem:
+            raise WriteError(f"{VERSIONS_DIR}/: cannot create: {problem.strerror or problem}") from None
+        with directory_lock(versions, f"{VERSIONS_DIR}/", wait=False):  # one new contract at a time
+            roll_back_dead_contracts(project.root)
+            commit_contract(project.root, f"{VERSIONS_DIR}/{name}", writes)
     next_command = f"promptops lint && promptops release cut --contract {name}"
     if output_format == "json":
         click.echo(json.dumps({"dry_run": dry_run, "writes": [w.to_dict() for w in writes], "next": next_command}))

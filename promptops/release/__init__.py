@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         classify_prompt,
         rendered_contract,
     )
-    from promptops.release.write import write_release
+    from promptops.release.write import contract_lock, write_release
 
 _EXPORTS: dict[str, str] = {
     "ArtifactProblem": "promptops.release.artifacts",
@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "RenderedContract": "promptops.release.prompt_class",
     "classify_prompt": "promptops.release.prompt_class",
     "rendered_contract": "promptops.release.prompt_class",
+    "contract_lock": "promptops.release.write",
     "write_release": "promptops.release.write",
 }
 
@@ -84,6 +85,7 @@ __all__ = [
     "check_release",
     "classify_prompt",
     "compat_matrix",
+    "contract_lock",
     "load_lock",
     "plan_cut",
     "rendered_contract",

@@ -18,7 +18,7 @@ from jinja2 import Environment, TemplateError, meta
 
 from promptops.contract import VERSIONS_DIR
 from promptops.errors import PromptopsError
-from promptops.release.lock import ReleaseLock, frozen_dir
+from promptops.release.lock import LOCK_FILE, ReleaseLock, frozen_dir, parse_lock
 from promptops.versioning import PromptVersion
 
 PROMPTS_DIR = "prompts"
@@ -71,6 +71,10 @@ def frozen_files(version: PromptVersion, sources: Mapping[str, bytes], head_name
     return out
 
 
+STAGING_PREFIX = ".release-staging-"  # versions/<contract>/.release-staging-XXXXXXXX/: one cut's private staging
+_MAX_PENDING_LOCK = 16 << 20
+
+
 class ArtifactProblem(NamedTuple):
     """A locked artifact that no longer matches the lock, or a release file the lock does not know."""
 
@@ -97,6 +101,7 @@ def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
     locked = lock.artifacts()
     owner = {path: str(r.version) for r in reversed(lock.releases) for path in r.artifacts}
     base = root / VERSIONS_DIR / lock.contract
+    pending = in_flight(lock, staging_dirs(base))
     for path, digest in sorted(locked.items()):
         rel = f"{lock.directory}/{path}"
         file = base / path
@@ -117,6 +122,8 @@ def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
                 )
             )
     for path in _release_files(base):  # with no lock, or an emptied one, every release file is a stray
+        if path in pending and pending[path] == sha256_file(base / path):
+            continue  # moved in by a cut not committed yet: released by no entry, removed if that cut died
         if path not in locked:
             problems.append(
                 ArtifactProblem(
@@ -127,6 +134,31 @@ def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
                 )
             )
     return sorted(problems, key=lambda p: p.file)
+
+
+def staging_dirs(base: Path) -> list[Path]:
+    """The private staging directories of cuts under ``base`` (``versions/<contract>/``), live or dead."""
+    return sorted(p for p in base.glob(f"{STAGING_PREFIX}*") if p.is_dir() and not p.is_symlink())
+
+
+def in_flight(lock: ReleaseLock, stagings: list[Path]) -> dict[str, str]:
+    """What cuts staged in ``stagings`` may have moved into ``prompts/`` before committing: the artifacts
+    (path -> sha256) of the pending lock each staged, for the releases ``lock`` does not hold. After the
+    commit the pending lock is gone from the staging directory (it was renamed over ``releases.yaml``)."""
+    released = {r.version for r in lock.releases}
+    out: dict[str, str] = {}
+    for staging in stagings:
+        pending = staging / LOCK_FILE
+        try:
+            if pending.is_symlink() or not pending.is_file() or pending.stat().st_size > _MAX_PENDING_LOCK:
+                continue
+            staged = parse_lock(pending.read_text(encoding="utf-8"), lock.contract, pending.name)
+        except (OSError, UnicodeDecodeError, PromptopsError):
+            continue  # not a whole pending lock: the cut never moved anything in
+        for release in staged.releases:
+            if release.version not in released:
+                out.update(release.artifacts)
+    return out
 
 
 def _release_files(base: Path) -> Iterator[str]:

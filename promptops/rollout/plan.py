@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 from promptops import strict_yaml
 from promptops.errors import VersionError
 from promptops.files import write_atomic
-from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text
+from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text, remove_dead_temps
 from promptops.versioning import PromptVersion, SchemaVersion
 
 __all__ = ["PlanError"]  # raised by every loader here; defined beside the file reader
@@ -165,6 +165,7 @@ def append_transition(path: Path, source: str, transition: Transition | Callable
     from ruamel.yaml.error import YAMLError
 
     with plan_lock(path, source):
+        remove_dead_temps(path.parent)  # a killed promote or rollback's; no live writer holds the lock
         current = load_plan(path, source)
         chosen = transition(current) if callable(transition) else transition
         round_trip = _yaml()
@@ -183,7 +184,7 @@ def append_transition(path: Path, source: str, transition: Transition | Callable
         history.append(entry)
         buffer = io.StringIO()
         round_trip.dump(data, buffer)
-        write_atomic(path, buffer.getvalue().encode("utf-8"), mode=0o644)
+        write_atomic(path, buffer.getvalue().encode("utf-8"), mode=0o644, shown=source)
         return load_plan(path, source)
 
 

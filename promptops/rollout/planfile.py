@@ -5,7 +5,9 @@ hand-kept file: anything that is not a regular file (a FIFO or a symlink to ``/d
 is larger than ``MAX_PLAN_BYTES`` is refused, and the line of the first byte that is not UTF-8 is named.
 Writers of the plans of one contract take an exclusive ``flock`` on the contract's plan directory while they
 read, append and replace a plan, so concurrent ``rollout rollback`` runs each keep their history entry (the
-plan file itself is replaced by a rename, so it cannot carry the lock).
+plan file itself is replaced by a rename, so it cannot carry the lock). Every write is atomic (a temporary
+file in the same directory, fsync, rename); the temporary files a killed writer left are removed by the next
+writer, under the lock (so none of them can be a live writer's).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from promptops import strict_yaml
 from promptops.errors import PromptopsError
+from promptops.files import remove_stray_temps
 
 MAX_PLAN_BYTES = 1 << 20  # a plan with years of history is a few tens of KiB
 
@@ -48,3 +51,8 @@ def plan_lock(path: Path, source: str) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)
+
+
+def remove_dead_temps(directory: Path) -> None:
+    """Remove the temporary files of writers killed in ``directory``; the caller holds ``plan_lock``."""
+    remove_stray_temps(directory, ["*.yaml"])

@@ -49,7 +49,7 @@ def test_first_cut_freezes_the_head_its_partials_and_the_schema(unreleased: Path
     for path, digest in entry["artifacts"].items():
         assert _sha(contract_dir / path) == digest, path
     assert (contract_dir / "prompts/1.0.0.j2").read_bytes() == (unreleased / HEAD).read_bytes()
-    assert not (contract_dir / ".release-staging").exists()
+    assert not list(contract_dir.glob(".release-staging*"))
 
 
 def test_snapshot_renders_standalone_and_passes_lint(unreleased: Path, cli: Cli) -> None:
@@ -196,9 +196,11 @@ def test_leftovers_of_an_interrupted_cut_are_replaced(unreleased: Path, cli: Cli
     stale.parent.mkdir(parents=True)
     stale.write_text("left by a killed cut\n", encoding="utf-8")
     (unreleased / PROMPTS / "1.0.0.j2").write_text("half a snapshot", encoding="utf-8")
-    (unreleased / "versions/review-result/.release-staging").mkdir()
+    (unreleased / "versions/review-result/.release-staging").mkdir()  # the shared directory of earlier versions
+    (unreleased / "versions/review-result/.release-staging-dead1234/prompts").mkdir(parents=True)  # a dead run's
     assert cut(cli, unreleased)[0] == 0
     assert not stale.exists()
+    assert not list((unreleased / "versions/review-result").glob(".release-staging*"))
     assert (unreleased / PROMPTS / "1.0.0.j2").read_bytes() == (unreleased / HEAD).read_bytes()
     assert cli(unreleased, "release", "verify")[0] == 0
 
