@@ -18,7 +18,7 @@ import yaml
 
 from promptops.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
 from promptops.errors import ContractError, PromptopsError
-from promptops.files import write_atomic
+from promptops.files import directory_lock, write_atomic
 from promptops.release.lock import ReleaseLock
 from promptops.rollout.plan import Plan
 from promptops.rollout.policies import arm_floor, arm_problems
@@ -81,18 +81,20 @@ def retire(root: Path, retirement: Retirement) -> Contract:
     if rel_dir != retirement.source.rsplit("/", 1)[0] or not (directory / CONTRACT_FILE).is_file():
         raise ContractError(retirement.source, "not the project's own contract: copy it into versions/ first")
     path = directory / CONTRACT_FILE
-    text = path.read_text(encoding="utf-8")
-    edited = _set_policy(
-        text,
-        retirement.source,
-        {"schema_floor": str(retirement.schema_floor[1]), "prompt_version": str(retirement.prompt_version[1])},
-    )
-    write_atomic(path, edited.encode("utf-8"), mode=0o644)
-    try:
-        return load_contract(root, retirement.contract)
-    except PromptopsError:
-        write_atomic(path, text.encode("utf-8"), mode=0o644)  # never leave a contract that does not load
-        raise
+    # the contract's lock, as release cut takes it: a cut never plans against a policy changing under it
+    with directory_lock(directory, f"{rel_dir}/", wait=False):
+        text = path.read_text(encoding="utf-8")
+        edited = _set_policy(
+            text,
+            retirement.source,
+            {"schema_floor": str(retirement.schema_floor[1]), "prompt_version": str(retirement.prompt_version[1])},
+        )
+        write_atomic(path, edited.encode("utf-8"), mode=0o644)
+        try:
+            return load_contract(root, retirement.contract)
+        except PromptopsError:
+            write_atomic(path, text.encode("utf-8"), mode=0o644)  # never leave a contract that does not load
+            raise
 
 
 def _set_policy(text: str, source: str, values: dict[str, str]) -> str:
