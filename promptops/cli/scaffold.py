@@ -230,7 +230,7 @@ def contract_new(
     _prove(project.root, name, writes)
     if not dry_run:
         try:
-            versions.mkdir(exist_ok=True)
+            versions.mkdir(parents=True, exist_ok=True)
         except OSError as problem:
             raise WriteError(f"{VERSIONS_DIR}/: cannot create: {problem.strerror or problem}") from None
         with directory_lock(versions, f"{VERSIONS_DIR}/", wait=False):  # one new contract at a time

@@ -227,6 +227,7 @@ def test_init_then_a_contract_of_its_own_lints_and_renders(installed: Env) -> No
         f"{CONTRACT}.j2": "project",
         "_partials/fields.j2": "package",
         "_partials/instructions.j2": "package",
+        "_partials/values.j2": "package",
     }
     prompt = json.loads(
         installed.run("render", "--contract", CONTRACT, "--changed-file", "app/db.py", "--format", "json")
