@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -223,7 +224,10 @@ def _matching(rng: random.Random, rule: FieldRule) -> str | None:
     assert rule.pattern is not None
     generator = rstr.Rstr(rng)
     for _ in range(20):
-        candidate = generator.xeger(rule.pattern.pattern)
+        try:  # rstr reads the ECMA text with Python's parser; what it cannot read is left out like a miss
+            candidate = generator.xeger(rule.pattern.source)
+        except (re.error, ValueError, OverflowError):
+            return None
         if rule.pattern.search(candidate) and len(candidate) <= min(rule.max_length or 40, 40):
             return candidate
     return None

@@ -50,7 +50,7 @@ def _value(rng: random.Random, rule: FieldRule, name: str, contract: Contract) -
     kind = rng.choice(kinds)
     if kind == "string":
         if rule.pattern is not None:
-            return rstr.xeger(rule.pattern.pattern.replace("\\Z", "$"))
+            return rstr.xeger(rule.pattern.source)
         return rng.choice(["SQL built from user input", "x", "Use a bound parameter: it is safe.", "naïve"])
     if kind == "integer":
         low = int(rule.minimum) if rule.minimum is not None else 0

@@ -196,9 +196,11 @@ class EnumSets(Rule):
                     yield self.finding(
                         subject, span, f"enum set of {label} field `{name}` is not stated{where} (one of {listed})"
                     )
+                members = frozenset(allowed)  # sets: an enum of many values must not make this quadratic
                 for statement in statements:
-                    missing = [v for v in allowed if v not in statement.values]
-                    extra = [v for v in statement.values if v not in allowed]
+                    stated = frozenset(statement.values)
+                    missing = [v for v in allowed if v not in stated]
+                    extra = [v for v in statement.values if v not in members]
                     if not missing and not extra:
                         continue
                     parts = []
