@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def _value(rng: random.Random, rule: FieldRule, name: str, contract: Contract) -
 
 # Strings that make a backtracking engine explode on patterns like ^(a+)+$, and the ones where ECMA-262 and
 # Python's re disagree (\d on Arabic-Indic digits, $ before a final newline, \s on U+0085, . on U+2028).
-_HOSTILE_STRINGS = [
+_HOSTILE_STRINGS: list[Callable[[], str]] = [
     lambda: "a" * 30 + "!",
     lambda: "a" * 40 + "b",
     lambda: "\u0661\u0662\u0663",
