@@ -303,3 +303,5 @@ def _read_json(path: Path, rel: str) -> Any:
         raise ContractError(rel, "invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ContractError(rel, f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except ValueError:  # what json raises besides: an integer past Python's 4,300-digit conversion limit
+        raise ContractError(rel, "invalid JSON: a number of more than 4,300 digits") from None

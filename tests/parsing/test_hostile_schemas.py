@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from promptops import Parser
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT
 from tests.parsing import generators
+from tests.parsing.invariants import _summary
 
 HANG_GUARD = 600  # seconds: a guard against hangs only (each command here finishes in seconds)
 PURE = (
@@ -378,3 +380,43 @@ def test_parsing_work_grows_linearly(
     parser = Parser(hostile[contract], fast_path=fast_path)
     small, large = _work(parser, answer(2000)), _work(parser, answer(4000))
     assert large <= 2.2 * small, (small, large)
+
+
+# ---- the fuzz slice over hostile schemas: both paths, both builds ------------------------------------------------
+
+_SLICE = 300  # inputs per hostile contract; benchmarks/fuzz_parse.py runs hundreds of thousands
+
+
+def _summaries(contracts: list[Any], fast_path: bool, seed: str) -> list[str]:
+    out = []
+    for contract in contracts:
+        parser = Parser(contract, fast_path=fast_path)
+        for raw, changed, request in generators.inputs(random.Random(f"{seed}-{contract.name}"), contract, _SLICE):
+            versions = {} if request is None else {"schema_version": request[0], "prompt_version": request[1]}
+            out.append(_summary(parser.parse(raw, changed, **versions)))
+    return out
+
+
+def test_hostile_schemas_parse_alike_on_both_paths(hostile: dict[str, Any]) -> None:
+    contracts = list(hostile.values())
+    assert _summaries(contracts, True, "hostile") == _summaries(contracts, False, "hostile")
+
+
+_PURE_SLICE = """
+import json, sys
+from pathlib import Path
+sys.modules["promptops.parsing._checks"] = None  # as if it had not been built: the import fails
+from promptops.parsing import native
+from tests.parsing import generators
+from tests.parsing.test_hostile_schemas import _summaries
+assert native.checks is None
+print(json.dumps(_summaries(generators.hostile_contracts(Path(sys.argv[1])), True, "pure")))
+"""
+
+
+def test_hostile_schemas_parse_alike_in_both_builds(tmp_path: Path, hostile: dict[str, Any]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PURE_SLICE, str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == _summaries(list(hostile.values()), True, "pure")
