@@ -255,7 +255,7 @@ def _code_point(value: int) -> str:
 
 
 def _literal(char: str) -> str:
-    return _code_point(ord(char)) if not char.isascii() else "\\" + char
+    return _code_point(ord(char))  # RE2 takes any code point this way, where a backslash before "_" fails
 
 
 # ---- jsonschema: the same engine for answers checked by the full validator ------------------------------------
