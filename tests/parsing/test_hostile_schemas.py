@@ -315,7 +315,8 @@ def _counting() -> Iterator[list[int]]:
 
 
 def _work(parser: Parser, answer: str) -> int:
-    parser.parse(answer, generators.CHANGED)  # warm the caches (compiled validators, judged versions)
+    warm = parser.parse(answer, generators.CHANGED)  # warm the caches (compiled validators, judged versions)
+    assert warm.accepted and warm.findings_seen > 0, warm.reason  # read to the end, not refused at a limit
     with _counting() as calls:
         parser.parse(answer, generators.CHANGED)
     return calls[0]
@@ -336,11 +337,11 @@ def _hostile_answer(size: int) -> str:
         "line": 1,
         "message": "m",
     }
+    # numbers and brackets, few quotes: the answer stays under the parser's token limit as it grows
     findings = [
-        {**finding, "id": f"F{i}", "set": [{"k": j, "v": [j, str(j)]} for j in range(size)], "ints": [*range(size)]}
-        for i in range(1, 4)
+        {**finding, "id": f"F{i}", "set": [[j, [j]] for j in range(size)], "ints": [*range(size)]} for i in range(1, 4)
     ]
-    findings += [{**finding, "id": f"G{i}", "ints": [1, 1.0]} for i in range(size)]
+    findings += [{**finding, "id": f"G{i}", "ints": [1, 1.0]} for i in range(size // 10)]
     return json.dumps({"schema_version": "1.0", "prompt_version": "1.0.0", "findings": findings})
 
 
@@ -356,15 +357,15 @@ def _pattern_answer(size: int) -> str:
         "tags": ["a" * size, "a" * size + "b"],
         "digits": "1" * size,
     }
-    findings = [{**finding, "id": f"F{i}"} for i in range(size // 10)]
+    findings = [{**finding, "id": f"F{i}"} for i in range(size // 40)]
     return json.dumps({"schema_version": "1.0", "prompt_version": "1.0.0", "findings": findings})
 
 
 def _enum_answer(size: int) -> str:
-    finding = json.loads(_pattern_answer(10))["findings"][0]
+    finding = json.loads(_pattern_answer(40))["findings"][0]
     for name in ("tag", "tags", "digits"):
         del finding[name]
-    findings = [{**finding, "id": f"F{i}", "code": f"C{i * 7}" if i % 2 else f"X{i}"} for i in range(size)]
+    findings = [{**finding, "id": f"F{i}", "code": f"C{i * 7}" if i % 2 else f"X{i}"} for i in range(size // 10)]
     return json.dumps({"schema_version": "1.0", "prompt_version": "1.0.0", "findings": findings})
 
 
