@@ -66,6 +66,9 @@ class SchemaPattern:
             data = _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
         return self._match(_UNANCHORED, data, 0, len(data))[0][0] >= 0
 
+    def __reduce__(self) -> tuple[Callable[[str], SchemaPattern], tuple[str]]:
+        return compile_ecma, (self.source,)  # the RE2 object cannot be pickled: compiled again (lint's cache, workers)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SchemaPattern) and other.source == self.source
 

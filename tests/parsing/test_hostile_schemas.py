@@ -421,3 +421,14 @@ def test_hostile_schemas_parse_alike_in_both_builds(tmp_path: Path, hostile: dic
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout) == _summaries(list(hostile.values()), True, "pure")
+
+
+def test_compiled_patterns_pickle(hostile: dict[str, Any]) -> None:
+    """Contracts travel by pickle (lint's cache, ingest workers): their RE2 patterns are compiled again."""
+    import pickle
+
+    contract = hostile["hostile-patterns"]
+    copied = pickle.loads(pickle.dumps(contract))
+    rule = copied.shape(copied.default_policy.schema_floor).item.properties["tag"]
+    assert rule == contract.shape(contract.default_policy.schema_floor).item.properties["tag"]
+    assert rule.pattern is not None and rule.pattern.search("aaa") and not rule.pattern.search("a" * 40 + "!")
