@@ -22,7 +22,7 @@ from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
 from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
 from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
-from promptops.shape import OutputShape, compile_shape
+from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
 from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -235,6 +235,8 @@ def check_metaschema(schema: Any, source: str) -> None:
     """Raise ContractError unless ``schema`` is valid under its metaschema."""
     if not isinstance(schema, Mapping):
         raise ContractError(source, "a schema must be a JSON object")
+    check_nesting(schema, source)  # before the validator, which recurses once per level
+    check_patterns(schema, source)
     from jsonschema import Draft7Validator, exceptions, validators
 
     cls = validators.validator_for(schema, default=Draft7Validator)
@@ -301,3 +303,5 @@ def _read_json(path: Path, rel: str) -> Any:
         raise ContractError(rel, "invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ContractError(rel, f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except ValueError:  # what json raises besides: an integer past Python's 4,300-digit conversion limit
+        raise ContractError(rel, "invalid JSON: a number of more than 4,300 digits") from None

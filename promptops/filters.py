@@ -52,13 +52,13 @@ def describe_constraints(rule: FieldRule) -> list[str]:
     phrases = []
     if rule.multiple_of is not None:
         phrases.append(f"be a multiple of {rule.multiple_of}")
-    if rule.pattern_source is not None:
-        phrases.append(f"match the regular expression {_inline_code(rule.pattern_source)}")
+    if rule.pattern is not None:
+        phrases.append(f"match the regular expression {_inline_code(rule.pattern.source)}")
     if rule.format is not None:
         example = _FORMAT_EXAMPLES.get(rule.format)
         phrases.append(f"be in {rule.format} format" + (f", such as {example}" if example else ""))
-    if rule.items is not None and rule.items.pattern_source is not None:
-        phrases.append(f"hold items that each match the regular expression {_inline_code(rule.items.pattern_source)}")
+    if rule.items is not None and rule.items.pattern is not None:
+        phrases.append(f"hold items that each match the regular expression {_inline_code(rule.items.pattern.source)}")
     return phrases
 
 

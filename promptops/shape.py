@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from promptops.errors import ContractError
+from promptops.patterns import PatternError, SchemaPattern, compile_ecma
 from promptops.versioning import SchemaVersion
 
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
@@ -124,7 +124,7 @@ class FieldRule(NamedTuple):
     enum: tuple[Any, ...] | None = None
     min_length: int | None = None
     max_length: int | None = None
-    pattern: re.Pattern[str] | None = None
+    pattern: SchemaPattern | None = None
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: float | None = None
@@ -138,7 +138,6 @@ class FieldRule(NamedTuple):
     fallback: Mapping[str, Any] | None = None  # subschema checked by the full validator
     description: str | None = None
     format: str | None = None  # an annotation the parser does not check; the prompt states it, simulate honours it
-    pattern_source: str | None = None  # ``pattern`` as the schema writes it (ECMA-262), for the prompt
 
     @property
     def nullable(self) -> bool:
@@ -177,6 +176,8 @@ class OutputShape:
 
 def compile_shape(schema: Mapping[str, Any], version: SchemaVersion, items_field: str, source: str) -> OutputShape:
     """Compile ``schema`` (already checked against its metaschema) into an OutputShape."""
+    check_nesting(schema, source)
+    check_patterns(schema, source)
     resolver = _Refs(schema, source)
     top_schema = resolver.resolve(schema, "")
     top = _object_shape(top_schema, "", resolver, source, skip=items_field)
@@ -284,7 +285,6 @@ def _field_rule(name: str, schema: Any, path: str, refs: _Refs, source: str) -> 
         unique_items=bool(schema.get("uniqueItems", False)),
         description=description,
         format=schema.get("format") if isinstance(schema.get("format"), str) else None,
-        pattern_source=pattern,
     )
 
 
@@ -299,33 +299,65 @@ def _types_of(schema: Mapping[str, Any], where: str, source: str) -> frozenset[s
     return frozenset(names)
 
 
-def compile_pattern(pattern: str, where: str) -> re.Pattern[str]:
-    """Compile a JSON Schema (ECMA-262) pattern for Python's ``re``.
-
-    The one difference that matters for model output: ECMA's ``$`` matches only at the very end, while
-    Python's also matches before a final newline, so ``$`` outside a character class becomes ``\\Z``.
-    """
-    out: list[str] = []
-    in_class = escaped = False
-    for char in pattern:
-        if escaped:
-            out.append(char)
-            escaped = False
-        elif char == "\\":
-            out.append(char)
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-            out.append(char)
-        elif char == "[":
-            in_class = True
-            out.append(char)
-        else:
-            out.append(r"\Z" if char == "$" else char)
+def compile_pattern(pattern: str, where: str) -> SchemaPattern:
+    """Compile a JSON Schema (ECMA-262) pattern for linear-time matching (see promptops.patterns)."""
     try:
-        return re.compile("".join(out))
-    except re.error as exc:
-        raise ContractError(where, f"pattern {pattern!r} does not compile: {exc}") from None
+        return compile_ecma(pattern)
+    except PatternError as exc:
+        raise ContractError(where, f"pattern {pattern!r} is refused: {exc}") from None
+
+
+MAX_SCHEMA_DEPTH = 64  # nested objects and arrays: real schemas use about 10; every reader of schemas recurses
+
+
+def check_nesting(schema: Any, source: str) -> None:
+    """ContractError (naming where) when ``schema`` nests objects and arrays deeper than MAX_SCHEMA_DEPTH."""
+    stack: list[tuple[Any, str, int]] = [(schema, "", 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        members = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in members:
+            if isinstance(value, Mapping | list):
+                if depth >= MAX_SCHEMA_DEPTH:
+                    where = f"{path}/{key}".lstrip("/")
+                    raise ContractError(source, f"nested more than {MAX_SCHEMA_DEPTH} levels deep at {where}")
+                stack.append((value, f"{path}/{key}", depth + 1))
+
+
+def check_patterns(schema: Any, source: str) -> None:
+    """Compile every ``pattern`` and ``patternProperties`` name in ``schema``, so that one the engine refuses
+    stops the contract from loading (ContractError naming the keyword's path) instead of failing on an answer."""
+    for path, pattern in _patterns(schema, ""):
+        compile_pattern(pattern, f"{source}: {path}")
+
+
+def _patterns(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    stack = [(node, path)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, f"{path}/{index}") for index, item in enumerate(node))
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        for key, value in node.items():
+            where = f"{path}/{key}"
+            if key in _DATA_KEYWORDS:
+                continue  # values, not schemas: a "pattern" member there is data
+            if key == "pattern" and isinstance(value, str):
+                yield where.lstrip("/"), value
+            elif key == "patternProperties" and isinstance(value, Mapping):
+                yield from ((f"{where}/{name}".lstrip("/"), name) for name in value)
+            if key in _SCHEMA_MAPS and isinstance(value, Mapping):  # names mapped to schemas
+                stack.extend((sub, f"{where}/{name}") for name, sub in value.items())
+            elif isinstance(value, Mapping | list):
+                stack.append((value, where))
+
+
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies"}
+)
 
 
 class _Refs:

@@ -313,7 +313,10 @@ def _matching(rng: random.Random, rule: FieldRule) -> str | None:
     # rstr's own repeats first (a seed's records stay what they were), short ones when those never fit
     for generator in (rstr.Rstr(rng), _ShortRepeats(rng)):
         for _ in range(20):
-            candidate = generator.xeger(rule.pattern_source or rule.pattern.pattern)
+            try:  # rstr reads the ECMA text with Python's parser; what it cannot read is left out like a miss
+                candidate = generator.xeger(rule.pattern.source)
+            except (re.error, ValueError, OverflowError):
+                return None
             if rule.pattern.search(candidate) and (rule.min_length or 0) <= len(candidate) <= longest:
                 return candidate
     return None

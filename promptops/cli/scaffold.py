@@ -127,6 +127,10 @@ def _read_schema(path: Path) -> Any:
         raise ScaffoldError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ScaffoldError(f"{shown}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ScaffoldError(f"{shown}: invalid JSON: nested too deeply") from None
+    except ValueError:  # what json raises besides: an integer past Python's 4,300-digit conversion limit
+        raise ScaffoldError(f"{shown}: invalid JSON: a number of more than 4,300 digits") from None
 
 
 def _lint_errors(scratch: Path, paths: Sequence[Path]) -> list[str]:

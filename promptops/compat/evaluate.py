@@ -8,12 +8,12 @@ decides it.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any
 
 from promptops.compat.node import Node, to_fraction
 from promptops.errors import ContractError
+from promptops.patterns import SchemaPattern
 from promptops.shape import compile_pattern, json_equal, json_type_of
 
 Verdict = bool | None
@@ -31,8 +31,8 @@ def combine(verdicts: list[Verdict]) -> Verdict:
 
 
 @cache
-def pattern_regex(pattern: str) -> re.Pattern[str] | None:
-    """The compiled ECMA-262 pattern, or None when Python's ``re`` cannot compile it."""
+def pattern_regex(pattern: str) -> SchemaPattern | None:
+    """The compiled ECMA-262 pattern, or None when the parser's engine refuses it."""
     try:
         return compile_pattern(pattern, "pattern")
     except ContractError:
@@ -41,7 +41,7 @@ def pattern_regex(pattern: str) -> re.Pattern[str] | None:
 
 def name_matches(pattern: str, name: str) -> Verdict:
     regex = pattern_regex(pattern)
-    return None if regex is None else regex.search(name) is not None
+    return None if regex is None else regex.search(name)
 
 
 class _Evaluator:
@@ -90,7 +90,7 @@ class _Evaluator:
         verdicts: list[Verdict] = []
         if node.pattern is not None:
             regex = pattern_regex(node.pattern)
-            verdicts.append(None if regex is None else regex.search(value) is not None)
+            verdicts.append(None if regex is None else regex.search(value))
         if node.format is not None and self._check_format:
             from jsonschema import Draft7Validator  # rare: formats only; keeps the gate's import light
 

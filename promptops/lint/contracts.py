@@ -19,10 +19,12 @@ from pathlib import Path
 import yaml
 
 from promptops import (
+    canonical,
     config_keys,
     contract,
     defaults,
     errors,
+    patterns,
     policy,
     report_filter,
     semantics,
@@ -36,10 +38,12 @@ from promptops.lint import cache
 
 # Every promptops module whose code decides what load_contract returns (a test holds this list complete).
 LOADER_MODULES = (
+    canonical,
     config_keys,
     contract,
     defaults,
     errors,
+    patterns,
     policy,
     report_filter,
     semantics,

@@ -264,12 +264,14 @@ def _runs(text: str, vocabulary: Vocabulary, allowed: tuple[str, ...], bare: boo
             if len(words) >= 2 and all(re.fullmatch(r"[\w.\-]+", w) for w in words if w):
                 runs.append([w for w in words if w])
     best: tuple[str, ...] = ()
+    best_inside = 0
     need = min(2, len(allowed))
+    members = frozenset(allowed)  # a set: an enum of many values must not make this quadratic
     for run in runs:
         unique = tuple(dict.fromkeys(run))
-        inside = sum(1 for v in unique if v in allowed)
-        if inside >= need and inside * 2 >= len(unique) and inside > sum(1 for v in best if v in allowed):
-            best = unique
+        inside = sum(1 for v in unique if v in members)
+        if inside >= need and inside * 2 >= len(unique) and inside > best_inside:
+            best, best_inside = unique, inside
     return best
 
 

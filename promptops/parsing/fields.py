@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from promptops.canonical import canonical, json_unique
 from promptops.contract import Coercions
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
-from promptops.shape import FieldRule, json_equal, json_type_of
+from promptops.patterns import validator_class
+from promptops.shape import FieldRule, json_type_of
 
 RANK_TYPE, RANK_CONSTRAINT, RANK_ENUM, RANK_LINE, RANK_RANGE = range(5)
 # JSON type names by Python type, for the common case (floats and subclasses go through json_type_of).
@@ -127,9 +129,7 @@ def _violation(
         expected = " or ".join(sorted(types))
         where = paths.at(base, key)
         return Problem(RANK_TYPE, Code.INVALID_FIELD, where, f"{where}: expected {expected}, got {_show(value)}")
-    if rule.enum is not None and not (
-        value in rule.enum if kind == "string" else any(json_equal(value, allowed) for allowed in rule.enum)
-    ):
+    if rule.enum is not None and not _in_enum(rule.enum, value, kind):
         allowed = _enum_text(rule)
         where = paths.at(base, key)
         return Problem(RANK_ENUM, Code.INVALID_ENUM, where, f"{where}: {_show(value)} is not one of {allowed}")
@@ -142,6 +142,24 @@ def _violation(
     if kind == "array":
         return _array_violation(rule, value, base, key, coercions, applied)
     return None
+
+
+# Each enum's strings and the canonical texts of its other values (shape.json_equal's equality), per enum tuple
+# (stored beside it, as below): a lookup is one hash, however long the enum.
+_ENUM_SETS: dict[int, tuple[tuple[Any, ...], frozenset[str], frozenset[str]]] = {}
+
+
+def _in_enum(enum: tuple[Any, ...], value: Any, kind: str) -> bool:
+    cached = _ENUM_SETS.get(id(enum))
+    if cached is None or cached[0] is not enum:
+        if len(_ENUM_SETS) >= 4096:
+            _ENUM_SETS.clear()
+        strings = frozenset(v for v in enum if type(v) is str)
+        others = frozenset(canonical(v) for v in enum if type(v) is not str)
+        cached = _ENUM_SETS[id(enum)] = (enum, strings, others)
+    if kind == "string":
+        return value in cached[1]
+    return canonical(value) in cached[2]
 
 
 # The allowed values as messages list them, per enum tuple (stored beside its text, so a recycled id never
@@ -165,30 +183,12 @@ def _string_violation(rule: FieldRule, value: str, base: str | None, key: str | 
         problem = f"shorter than {rule.min_length} characters"
     elif rule.max_length is not None and len(value) > rule.max_length:
         problem = f"longer than {rule.max_length} characters"
-    elif rule.pattern is not None and rule.pattern.search(value) is None:
-        problem = f"{_show(value)} does not match the pattern {schema_pattern(rule.pattern.pattern)!r}"
+    elif rule.pattern is not None and not rule.pattern.search(value):
+        problem = f"{_show(value)} does not match the pattern {rule.pattern.source!r}"
     else:
         return None
     where = paths.at(base, key)
     return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: {problem}")
-
-
-def schema_pattern(compiled: str) -> str:
-    """The schema's own spelling of a pattern shape.compile_pattern compiled (its ``\\Z`` back to ``$``)."""
-    out: list[str] = []
-    in_class = escaped = False
-    for char in compiled:
-        if escaped:
-            out[-1:] = ["$"] if char == "Z" and not in_class else [out[-1], char]
-            escaped = False
-            continue
-        escaped = char == "\\"
-        if not in_class and char == "[":
-            in_class = True
-        elif in_class and char == "]":
-            in_class = False
-        out.append(char)
-    return "".join(out)
 
 
 def _number_violation(rule: FieldRule, value: float, base: str | None, key: str | int) -> Problem | None:
@@ -248,10 +248,8 @@ def _array_violation(
             if isinstance(checked, Problem):
                 return checked
             value[index] = checked
-    if rule.unique_items:
-        for index, item in enumerate(value):
-            if any(json_equal(item, other) for other in value[:index]):
-                return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: items are not unique")
+    if rule.unique_items and not json_unique(value):
+        return Problem(RANK_CONSTRAINT, Code.INVALID_FIELD, where, f"{where}: items are not unique")
     return None
 
 
@@ -266,7 +264,8 @@ def _fallback_violation(rule: FieldRule, value: Any, path: str) -> Problem | Non
     if cached is None or cached[0] is not rule.fallback:
         from jsonschema import Draft7Validator  # only contracts with such fields pay for the import
 
-        cached = (rule.fallback, Draft7Validator(rule.fallback))
+        # the schema's patterns matched by the parser's engine, uniqueItems in linear time
+        cached = (rule.fallback, validator_class(Draft7Validator)(rule.fallback))
         _FALLBACK_VALIDATORS[id(rule.fallback)] = cached
     validator = cached[1]
     error = next(iter(validator.iter_errors(value)), None)

@@ -12,6 +12,7 @@ diagnostic path only.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Annotated, Any, Literal, Union
 
@@ -20,6 +21,7 @@ import msgspec
 from promptops.contract import Contract
 from promptops.parsing.native import checks as _checks
 from promptops.parsing.reconcile import ChangedFiles
+from promptops.patterns import SchemaPattern
 from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 
 UNSET = msgspec.UNSET
@@ -48,6 +50,9 @@ class TypedShape:
             "Response", shape.top, set(), items=(contract.items, self.item_type), plain_strings=version_fields
         )
         self.decode_response = msgspec.json.Decoder(response).decode
+        # Patterns are matched by the parser's own engine (promptops.patterns), never by msgspec's (Python's re).
+        self.top_patterns = _pattern_checks(shape.top, top_names, {contract.items, *version_fields})
+        self.item_patterns = _pattern_checks(shape.item, item_names, set())
         self.items = operator.attrgetter(top_names[contract.items])
         version_attrs = [top_names[n] for n in (contract.versions.schema, contract.versions.prompt) if n]
         self.versions = operator.attrgetter(*version_attrs) if len(version_attrs) == 2 else None
@@ -109,11 +114,48 @@ class TypedShape:
             index = first_unclean(structs, written, False, index + 1)
         return _to_builtins(structs)  # type: ignore[no-any-return]  # one call for the whole list; None stays None
 
+    def patterns_hold(self, response: Any, items: list[Any]) -> bool:
+        """Whether the decoded ``response`` and its ``items`` (Structs) match every pattern of their fields."""
+        if self.top_patterns and not _matches(self.top_patterns, response):
+            return False
+        checks = self.item_patterns
+        return not checks or all(_matches(checks, item) for item in items)
+
     def _struct_of(self, item: Any) -> Any:
         try:
-            return msgspec.convert(item, self.item_type)
+            struct = msgspec.convert(item, self.item_type)
         except DECODE_ERRORS:
             return None
+        return struct if not self.item_patterns or _matches(self.item_patterns, struct) else None
+
+
+_PatternCheck = tuple[str, SchemaPattern, bool]  # Struct attribute, pattern, whether it holds an array of strings
+
+
+def _pattern_checks(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> tuple[_PatternCheck, ...]:
+    """The patterns of ``shape``'s string fields and arrays of strings (enum values are filtered by pattern when
+    the Literal is built); _value_type declines patterns nested deeper."""
+    checks: list[_PatternCheck] = []
+    for name, rule in shape.properties.items():
+        if name in skip:
+            continue
+        if rule.pattern is not None and rule.enum is None:
+            checks.append((names[name], rule.pattern, False))
+        inner = rule.items
+        if inner is not None and inner.pattern is not None and inner.enum is None:
+            checks.append((names[name], inner.pattern, True))
+    return tuple(checks)
+
+
+def _matches(checks: tuple[_PatternCheck, ...], struct: Any) -> bool:
+    for attr, pattern, many in checks:
+        value = getattr(struct, attr)
+        if many:
+            if type(value) is list and not all(pattern.search(v) for v in value if type(v) is str):
+                return False
+        elif type(value) is str and not pattern.search(value):
+            return False
+    return True
 
 
 def _string_names(shape: ObjectShape, names: dict[str, str], skip: set[str]) -> tuple[tuple[str, ...], ...]:
@@ -155,6 +197,7 @@ def _struct(
         attr_name = f"f{index}"
         names[json_name] = attr_name
         if items is not None and json_name == items[0]:
+            _lengths(rule, rule.min_items, rule.max_items)
             kind: Any = _list_of(items[1], rule.min_items, rule.max_items)
         elif json_name in line_fields:
             kind = _line_type(rule)
@@ -181,19 +224,53 @@ def _line_type(rule: FieldRule) -> Any:
     if rule.fallback is not None or rule.enum is not None or rule.multiple_of is not None:
         raise _Inexpressible(rule.name)
     low = max(1, rule.minimum) if rule.minimum is not None else 1
-    return _annotated(int, ge=low, le=rule.maximum, gt=rule.exclusive_minimum, lt=rule.exclusive_maximum)
+    bounds = _int_bounds(rule, ge=low, le=rule.maximum, gt=rule.exclusive_minimum, lt=rule.exclusive_maximum)
+    return _annotated(int, **bounds)
 
 
-def _value_type(rule: FieldRule) -> Any:
+# msgspec holds integer bounds and lengths as int64 and compares floats with float bounds; the diagnostic path
+# compares exactly, with Python's numbers. A bound msgspec would hold differently leaves the rule to the
+# diagnostic path (both builds then decide alike, as the C-free build always does).
+_INT64 = range(-(2**63), 2**63)
+
+
+def _int_bounds(rule: FieldRule, **bounds: Any) -> dict[str, Any]:
+    for bound in bounds.values():
+        if bound is not None and (type(bound) is not int or bound not in _INT64):
+            raise _Inexpressible(rule.name)
+    return bounds
+
+
+def _float_bounds(rule: FieldRule, **bounds: Any) -> dict[str, Any]:
+    for bound in bounds.values():
+        if bound is None:
+            continue
+        try:
+            exact = math.isfinite(float(bound)) and float(bound) == bound
+        except OverflowError:
+            exact = False
+        if not exact:
+            raise _Inexpressible(rule.name)
+    return bounds
+
+
+def _lengths(rule: FieldRule, *lengths: int | None) -> None:
+    if any(n is not None and (type(n) is not int or n not in _INT64) for n in lengths):
+        raise _Inexpressible(rule.name)
+
+
+def _value_type(rule: FieldRule, depth: int = 0) -> Any:
     if rule.fallback is not None or rule.unique_items or rule.multiple_of is not None or not rule.types:
         raise _Inexpressible(rule.name)
+    if rule.pattern is not None and depth > 1:  # _pattern_checks matches fields and arrays of strings only
+        raise _Inexpressible(rule.name)
+    _lengths(rule, rule.min_length, rule.max_length, rule.min_items, rule.max_items)
     if rule.enum is not None:
         return _enum_type(rule)
     kinds: list[Any] = []
     for json_type in sorted(rule.types):
         if json_type == "string":
-            pattern = rule.pattern.pattern if rule.pattern is not None else None
-            kinds.append(_annotated(str, min_length=rule.min_length, max_length=rule.max_length, pattern=pattern))
+            kinds.append(_annotated(str, min_length=rule.min_length, max_length=rule.max_length))
         elif json_type in ("integer", "number"):
             bounds = {
                 "ge": rule.minimum,
@@ -201,9 +278,9 @@ def _value_type(rule: FieldRule) -> Any:
                 "gt": rule.exclusive_minimum,
                 "lt": rule.exclusive_maximum,
             }
-            kinds.append(_annotated(int, **bounds))
+            kinds.append(_annotated(int, **_int_bounds(rule, **bounds)))
             if json_type == "number":
-                kinds.append(_annotated(float, **bounds))
+                kinds.append(_annotated(float, **_float_bounds(rule, **bounds)))
         elif json_type == "boolean":
             kinds.append(bool)
         elif json_type == "null":
@@ -211,7 +288,7 @@ def _value_type(rule: FieldRule) -> Any:
         elif json_type == "array":
             if rule.items is None:
                 raise _Inexpressible(rule.name)
-            kinds.append(_list_of(_value_type(rule.items), rule.min_items, rule.max_items))
+            kinds.append(_list_of(_value_type(rule.items, depth + 1), rule.min_items, rule.max_items))
         elif json_type == "object" and rule.open_object:
             kinds.append(dict[str, Any])
         else:
@@ -231,6 +308,8 @@ def _enum_type(rule: FieldRule) -> Any:
         ):
             if value is None and "null" in rule.types:
                 continue
+            raise _Inexpressible(rule.name)
+        if type(value) is int and value not in _INT64:
             raise _Inexpressible(rule.name)
         if isinstance(value, str):
             if value.strip() != value:  # the diagnostic path trims before the enum check: not the same outcome

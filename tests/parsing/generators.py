@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,25 +45,107 @@ def _value(rng: random.Random, rule: FieldRule, name: str, contract: Contract) -
     if name in (roles.line, roles.end_line):
         return rng.randint(1, 400)
     if rule.enum:
-        return rng.choice(rule.enum)
+        return rng.choice(rule.enum) if rng.random() < 0.9 else rng.choice(_HOSTILE_VALUES)
     kinds = sorted(rule.types - {"null"}) or ["string"]
     kind = rng.choice(kinds)
     if kind == "string":
         if rule.pattern is not None:
-            return rstr.xeger(rule.pattern.pattern.replace("\\Z", "$"))
+            if rng.random() < 0.3:  # what backtracks, and what ECMA and Python's re read differently
+                return rng.choice(_HOSTILE_STRINGS)() if rng.random() < 0.5 else rng.choice(_HOSTILE_VALUES)
+            try:
+                return rstr.Rstr(rng).xeger(rule.pattern.source)  # seeded: the same cases in every process
+            except Exception:  # a pattern rstr cannot read (it parses with Python's re)
+                return "a"
         return rng.choice(["SQL built from user input", "x", "Use a bound parameter: it is safe.", "naïve"])
     if kind == "integer":
-        low = int(rule.minimum) if rule.minimum is not None else 0
+        low = int(rule.minimum) if rule.minimum is not None and rule.minimum > -(2**70) else 0
+        if rng.random() < 0.1:
+            return rng.choice([2**63, 2**63 - 1, -(2**63), -(2**63) - 1, 10**30, 2**53 + 1, -(2**70)])
         return rng.randint(low, low + 50)
     if kind == "number":
         return rng.choice([0.5, 1, 0.75])
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "array":
+        if rule.unique_items and rng.random() < 0.3:  # long arrays, equal under JSON's equality or not
+            many = [rng.choice([1, 1.0, True, "1", [1], {"a": 1}, None]) for _ in range(rng.randint(0, 8))]
+            return many + list(range(rng.choice([10, 3000])))
         return [_value(rng, rule.items, "", contract) for _ in range(rng.randint(0, 2))] if rule.items else []
     if kind == "object":
+        if rule.fallback is not None and rng.random() < 0.5:  # patternProperties names that backtrack
+            return {rng.choice(_HOSTILE_STRINGS)(): rng.choice([1, "x"]) for _ in range(rng.randint(1, 3))}
         return {"k": [1, {"v": "a:b"}]}
     return None
+
+
+# Strings that make a backtracking engine explode on patterns like ^(a+)+$, and the ones where ECMA-262 and
+# Python's re disagree (\d on Arabic-Indic digits, $ before a final newline, \s on U+0085, . on U+2028).
+_HOSTILE_STRINGS: list[Callable[[], str]] = [
+    lambda: "a" * 30 + "!",
+    lambda: "a" * 40 + "b",
+    lambda: "\u0661\u0662\u0663",
+    lambda: "12\n",
+    lambda: "x\u0085",
+    lambda: "\u2028",
+    lambda: "a" * 2000,
+]
+_HOSTILE_VALUES = ["", "ab", 2**63, 1e308, None, [1, 1.0], {"a": "a" * 30 + "!"}]
+
+
+def hostile_contracts(root: Path) -> list[Contract]:
+    """Contracts (written under ``root``) whose schemas a user can write and that once hung or crashed the parser:
+    backtracking and non-ECMA patterns, bounds outside int64, huge lengths, uniqueItems, patternProperties,
+    deep nesting, a 100,000-value enum. Each is review-result with fields added to its findings."""
+    base = json.loads((ROOT / "versions" / "review-result" / "schemas" / "1.0.json").read_text(encoding="utf-8"))
+    config = (ROOT / "versions" / "review-result" / "contract.yaml").read_text(encoding="utf-8")
+    deep: dict[str, Any] = {"type": "string", "pattern": "^(a|aa)+$"}
+    for _ in range(25):
+        deep = {"type": "array", "items": deep, "maxItems": 2}
+    variants: dict[str, dict[str, Any]] = {
+        "hostile-patterns": {
+            "tag": {"type": "string", "pattern": "^(a+)+$"},
+            "digits": {"type": "string", "pattern": "^\\d+$"},
+            "word": {"type": "string", "pattern": "^\\w*\\s?$"},
+            "dot": {"type": "string", "pattern": "^.{0,3}$"},
+            "tags": {"type": "array", "items": {"type": "string", "pattern": "^(a|aa)+$"}},
+            "choice": {"type": "string", "enum": ["aaa", "aa!", "b"], "pattern": "^(a+)+$"},
+        },
+        "hostile-bounds": {
+            "big": {"type": "integer", "maximum": 2**63, "minimum": -(2**70)},
+            "huge": {"type": "number", "maximum": 10**400, "exclusiveMinimum": -(2**63) - 1},
+            "near": {"type": "number", "minimum": 2**53 + 1},
+            "long": {"type": "string", "maxLength": 2**63},
+            "never": {"type": "string", "minLength": 10**30},
+            "many": {"type": "array", "items": {"type": "integer"}, "maxItems": 2**64},
+            "wide": {"type": "integer", "enum": [2**64, 1, -(2**63) - 1]},
+        },
+        "hostile-unique": {
+            "set": {"type": "array", "uniqueItems": True},
+            "ints": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
+        },
+        "hostile-nested": {
+            "names": {
+                "type": "object",
+                "patternProperties": {"^(a+)+$": {"type": "integer"}, "^\\d+$": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            "deep": deep,
+        },
+        "hostile-enum": {"code": {"type": "string", "enum": [f"C{i}" for i in range(100_000)]}},
+    }
+    contracts = []
+    for name, fields in variants.items():
+        schema = json.loads(json.dumps(base))
+        schema["properties"]["findings"]["items"]["properties"].update(fields)
+        directory = root / "versions" / name
+        (directory / "schemas").mkdir(parents=True, exist_ok=True)
+        for version in ("1.0", "1.1"):  # the generators declare both
+            (directory / "schemas" / f"{version}.json").write_text(json.dumps(schema), encoding="utf-8")
+        (directory / "contract.yaml").write_text(
+            config.replace("contract: review-result", f"contract: {name}"), encoding="utf-8"
+        )
+        contracts.append(load_contract(root, name))
+    return contracts
 
 
 def valid(rng: random.Random, contract: Contract) -> tuple[dict[str, Any], tuple[str, str] | None]:

@@ -197,9 +197,11 @@ class EnumSets(Rule):
                     yield self.finding(
                         subject, span, f"enum set of {label} field `{name}` is not stated{where} (one of {listed})"
                     )
+                members = frozenset(allowed)  # sets: an enum of many values must not make this quadratic
                 for statement in statements:
-                    missing = [v for v in allowed if v not in statement.values]
-                    extra = [v for v in statement.values if v not in allowed]
+                    stated = frozenset(statement.values)
+                    missing = [v for v in allowed if v not in stated]
+                    extra = [v for v in statement.values if v not in members]
                     if not missing and not extra:
                         continue
                     parts = []
@@ -265,10 +267,9 @@ class UnstatedConstraints(Rule):
 
 def _unstated(rule: FieldRule, statements: list[reading.FieldStatement], prompt: str) -> Iterator[str]:
     text = " ".join(s.text for s in statements)
-    if rule.pattern_source is not None and rule.pattern_source not in prompt:
-        examples = _EXAMPLE.findall(text)
-        if rule.pattern is None or not any(rule.pattern.search(word) for word in examples):
-            yield f"the pattern {rule.pattern_source!r}"
+    pattern = rule.pattern  # stated as itself anywhere, or by an example in the field's statement that matches it
+    if pattern is not None and pattern.source not in prompt and not any(map(pattern.search, _EXAMPLE.findall(text))):
+        yield f"the pattern {pattern.source!r}"
     bounds = (
         ("minimum", rule.minimum),
         ("maximum", rule.maximum),
@@ -293,4 +294,6 @@ def _states_number(text: str, value: float) -> bool:
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+    if isinstance(value, int):
+        return str(value)  # exactly, however long (a float of it may not exist)
+    return str(int(value)) if value.is_integer() else str(value)
