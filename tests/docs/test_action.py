@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 ACTION_SCRIPT = REPO_ROOT / ".ci" / "action.py"
 GITLAB_JOB = REPO_ROOT / ".ci" / "promptops.gitlab-ci.yml"
@@ -48,6 +48,7 @@ def repo(tmp_path: Path) -> Path:
     for part in ("versions", "templates", "rollout"):
         shutil.copytree(REPO_ROOT / part, root / part)
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    empty_store(root / ".promptops" / "diagnostics.duckdb")  # the default store: a gate refuses a missing one
     return root
 
 
