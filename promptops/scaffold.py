@@ -387,5 +387,7 @@ slos:
   dropped_finding: {slo: 0.03, margin: 0.02, severity: critical}
   incompatible_version: {slo: 0.01, severity: critical}
   coercion: {slo: 0.08, severity: warning}
+  rejected: {slo: 0.02, severity: critical}              # answers the parser rejects keep no finding
+  all_findings_dropped: {slo: 0.02, severity: critical}  # answers that lose every finding
 """
 )

@@ -78,3 +78,12 @@ class Script:
         if isinstance(answer, Exception):
             raise answer
         return answer
+
+
+def empty_store(path: Path) -> str:
+    """Create an empty diagnostics store at ``path`` (what a project has before any traffic is ingested): the
+    store commands refuse a store path where nothing exists."""
+    from promptops.store import Store
+
+    Store.open(path).close()
+    return str(path)

@@ -62,7 +62,8 @@ def report_command(
     n needed; the top drop reasons and coerced fields, recent example drops, the release history and the
     compatibility matrix. Prints the files written and each rollout's verdict (--format json: as JSON).
 
-    Exit codes: 0 written; 3 broken store, plan, lock or contract, or bad flags.
+    Exit codes: 0 written; 3 missing or broken store, broken or unguarded plan, broken lock or contract, or bad
+    flags (nothing is written).
     """
     import duckdb
 

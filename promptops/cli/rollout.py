@@ -48,9 +48,15 @@ rollout.add_command(rollout_new)  # `rollout new`: promptops.cli.rollout_new
 @format_option()
 @pass_project
 def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
-    """Print each step of PLAN_FILE with the responses it needs before it can decide."""
+    """Print each step of PLAN_FILE with the responses it needs before it can decide.
+
+    Refuses (exit 3) a plan without critical `rejected` and `all_findings_dropped` SLOs, as the gate does.
+    """
     plan = read_plan(project, plan_file)
+    from promptops.rollout.plan import require_guards
     from promptops.rollout.sizing import plan_needs
+
+    require_guards(plan)
 
     needs = plan_needs(plan)
     if output_format == "json":
@@ -178,7 +184,7 @@ def _gate_text(result: GateResult) -> list[str]:
     type=click.Choice([p.value for p in Purpose]),
     default=Purpose.MONITOR.value,
     show_default=True,
-    help="monitor: an inconclusive result warns; promote: it holds (exit 2).",
+    help="monitor: an inconclusive result warns, no data skips; promote: either holds (exit 2).",
 )
 @click.option("--strict-warnings", is_flag=True, help="Exit 1 on PassedWithWarnings.")
 @click.option("--strict-artifacts", is_flag=True, help="Exit 2 when there is no data (Skipped).")
@@ -202,8 +208,12 @@ def gate_command(
 ) -> int:
     """Judge the current step of PLAN_FILE against its SLOs.
 
+    With no responses in the step, monitoring is Skipped and --purpose promote holds (Escalate). A missing or
+    unreadable store, or a plan without critical `rejected` and `all_findings_dropped` SLOs, is an error.
+
     Exit codes (those of the review gate): 0 Passed, PassedWithWarnings or Skipped; 1 PassedWithWarnings with
-    --strict-warnings; 2 Failed or Escalate (hold), or Skipped with --strict-artifacts; 3 broken plan or store.
+    --strict-warnings; 2 Failed or Escalate (hold), or Skipped with --strict-artifacts; 3 broken or unguarded
+    plan, missing or unreadable store.
     """
     plan = read_plan(project, plan_file)
     if step is not None:
@@ -237,7 +247,10 @@ def status_command(
     now_text: str | None,
     output_format: str,
 ) -> int:
-    """Where PLAN_FILE stands: step, weights, the latest verdict and what is still needed."""
+    """Where PLAN_FILE stands: step, weights, the latest verdict and what is still needed.
+
+    Exit codes: 0 shown; 3 broken or unguarded plan, missing or unreadable store.
+    """
     plan = read_plan(project, plan_file)
     with read_connection(project, store_path, lock_timeout) as con:
         report = status(
@@ -296,7 +309,8 @@ def promote_command(
 ) -> int:
     """Advance PLAN_FILE one step when the gate passes; record the transition in the plan's history.
 
-    Exit codes: 0 promoted; 2 refused (the gate failed, held or had no data); 3 broken plan or store.
+    Exit codes: 0 promoted; 2 refused (the gate failed, held or had no data); 3 broken or unguarded plan,
+    missing or unreadable store.
     """
     if force and not (reason and reason.strip()):
         raise click.UsageError("--force needs --reason: an override is recorded with why")

@@ -50,11 +50,12 @@ def store_location(project: Project, store_path: Path | None) -> tuple[Path, str
 def read_connection(
     project: Project, store_path: Path | None, lock_timeout: float, engine: str = "duckdb", master: str | None = None
 ) -> Iterator[Any]:
-    """The store's connection, or None when no store exists yet (nothing ingested: no data, not an error)."""
+    """The store's read-only connection. A missing store is an error (exit 3), never "no data": a mistyped
+    --store, or a CI checkout without the store, must not let a gate or a report judge nothing as clean."""
     import duckdb  # loads only for commands that read the store
 
     from promptops.store import Store, open_parquet
-    from promptops.store.errors import store_error
+    from promptops.store.errors import StoreError, store_error
 
     path, display = store_location(project, store_path)
     if engine == "spark":  # the lake at --store, queried on Spark (promptops.spark.views)
@@ -71,12 +72,18 @@ def read_connection(
             finally:
                 con.close()
         elif not path.exists():
-            yield None
+            raise StoreError(missing_store(display, default=store_path is None))
         else:
             with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
                 yield store.connection
     except duckdb.Error as problem:
         raise store_error(display, problem, "read failed") from None
+
+
+def missing_store(display: str, *, default: bool) -> str:
+    """The one line for a store path where nothing exists."""
+    hint = "create it with promptops ingest, or give --store" if default else "check the path"
+    return f"{display}: no diagnostics store here ({hint})"
 
 
 def parse_now(text: str | None, option: str = "--now") -> datetime:

@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from promptops.rollout.plan import Plan, Slo
+from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import newcombe, sample_ratio_p_value, wilson, z_one_sided, zero_failure_sample
 
 SRM_P_VALUE = 0.001
@@ -199,7 +199,12 @@ def evaluate(
     strict_warnings: bool = False,
     strict_artifacts: bool = False,
 ) -> GateResult:
-    """Judge the plan's current step from ``counts`` (``read_window``) at time ``now``."""
+    """Judge the plan's current step from ``counts`` (``read_window``) at time ``now``.
+
+    Raises PlanError for a plan without critical ``rejected`` and ``all_findings_dropped`` SLOs: a rejected
+    answer trips no other indicator, so such a plan would pass a candidate that answers nothing usable.
+    """
+    require_guards(plan)
     step = plan.steps[plan.step]
     started = plan.step_started
     window = {
@@ -249,11 +254,10 @@ def evaluate(
         )
     total = sum(arm.n for arm in counts.values())
     if total == 0:
-        return result(
-            Verdict.SKIPPED,
-            Reason.NO_DATA,
-            f"No responses of rollout {plan.rollout_id} in this step yet: nothing to judge.",
-        )
+        nothing = f"no responses of rollout {plan.rollout_id} in this step yet: nothing to judge."
+        if purpose == Purpose.PROMOTE:  # a promotion needs evidence: nothing to judge holds, never passes
+            return result(Verdict.ESCALATE, Reason.NO_DATA, f"Hold: {nothing}")
+        return result(Verdict.SKIPPED, Reason.NO_DATA, nothing[0].upper() + nothing[1:])
     z = z_one_sided(plan.alpha)
     metrics = tuple(_metric(slo, counts, plan, z) for slo in plan.slos)
     candidate_n = counts["candidate"].n if "candidate" in counts else 0

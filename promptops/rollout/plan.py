@@ -37,6 +37,10 @@ ROLLOUT_DIR = "rollout"
 UNITS = ("pr", "repo", "request")
 METRICS = ("dropped_finding", "incompatible_version", "coercion", "rejected", "all_findings_dropped")
 SEVERITIES = ("critical", "warning")
+# Metrics every gated plan must hold as critical SLOs: a rejected answer keeps no finding, so it never trips
+# the drop or coercion indicators, and a candidate whose every answer is rejected (or loses every finding)
+# would otherwise pass. The value is what `rollout new` writes and the error suggests.
+GUARD_METRICS = {"rejected": 0.02, "all_findings_dropped": 0.02}
 ACTIONS = ("promote", "rollback", "resume", "retarget")
 _DURATION = re.compile(r"(\d{1,12})([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -143,6 +147,31 @@ class Plan:
         """When the current candidate got its current chance (the last resume or retarget), None if never:
         what the candidate's responses did before is history, not evidence about the fixed candidate."""
         return next((t.at for t in reversed(self.history) if t.action in ("resume", "retarget")), None)
+
+
+def missing_guards(plan: Plan) -> tuple[str, ...]:
+    """One sentence per guard metric (``GUARD_METRICS``) the plan lacks as a critical SLO, key first."""
+    severities = {slo.metric: slo.severity for slo in plan.slos}
+    problems = []
+    for metric, default in GUARD_METRICS.items():
+        add = f"`{metric}: {{slo: {default:g}, severity: critical}}`"
+        if metric not in severities:
+            problems.append(f"slos.{metric}: missing: add {add}")
+        elif severities[metric] != "critical":
+            problems.append(f"slos.{metric}.severity: must be critical ({add})")
+    return tuple(problems)
+
+
+def require_guards(plan: Plan) -> None:
+    """Refuse to judge a plan that could pass a candidate whose every answer is rejected or loses every finding:
+    it needs ``rejected`` and ``all_findings_dropped`` as critical SLOs (loading alone never refuses it, so
+    routing and a rollback keep working)."""
+    problems = missing_guards(plan)
+    if problems:
+        raise PlanError(
+            f"{plan.source}: {'; '.join(problems)} (no gate judges a plan that would pass a candidate whose every "
+            "answer is rejected or loses every finding)"
+        )
 
 
 def plan_path(root: Path, contract: str, rollout_id: str) -> Path:

@@ -1,7 +1,8 @@
 """Gate, promote, roll back and report on one rollout: the library calls behind ``promptops rollout``.
 
-Everything that varies comes in as a value: the store's connection (or None when there is no store yet), the
-time, who is acting. Transitions are appended to the plan's history (promptops.rollout.plan).
+Everything that varies comes in as a value: the store's connection (None: the caller has no store, which the
+CLI refuses rather than read as no data), the time, who is acting. Transitions are appended to the plan's
+history (promptops.rollout.plan).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 STRACE = shutil.which("strace") or "/usr/bin/strace"
 SYSCALLS = ("write", "fsync", "rename", "link", "mkdir")
@@ -104,6 +104,7 @@ def _project(base: Path, stage: str) -> Path:
     big = "".join(f'key_{i} = "{"x" * 60}"\n' for i in range(3000))  # ~200 KB: written in one go or not
     (root / "pyproject.toml").write_text(f'[project]\nname = "demo"\n\n[tool.other]\n{big}', encoding="utf-8")
     (root / ".gitignore").write_text("node_modules/\n", encoding="utf-8")
+    empty_store(root / ".promptops" / "diagnostics.duckdb")  # promote's gate and status read it
     order = ["init", "contract", "first", "cut", "rollout", "promote", "rollback"]
     at = ["--root", str(root)]
     schema = str(_schema(base))

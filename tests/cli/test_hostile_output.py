@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.helpers import CHANGED, REPO_ROOT, finding, log_record, response, text
+from tests.helpers import CHANGED, REPO_ROOT, empty_store, finding, log_record, response, text
 from tests.merge.builders import document, rf
 
 # What a hostile name or value holds: a new line that is a workflow command, the runner's older command prefix,
@@ -263,6 +263,7 @@ def test_report_files_are_never_written_through(repo: Path, tmp_path: Path) -> N
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     (out / "review-result.json").symlink_to(victim)
+    empty_store(repo / ".promptops" / "diagnostics.duckdb")  # a missing store would be refused first
     done = _promptops(repo, "report", "--contract", "review-result", "--out", str(out))
     assert done.returncode == 3 and "symbolic link" in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert victim.read_text() == "precious\n"

@@ -22,6 +22,7 @@ from tests.helpers import REPO_ROOT
 ACTION_SCRIPT = REPO_ROOT / ".ci" / "action.py"
 GITLAB_JOB = REPO_ROOT / ".ci" / "promptops.gitlab-ci.yml"
 PLAN = "rollout/review-result/review-1.1.yaml"
+DEFAULT_STORE = ".promptops/diagnostics.duckdb"
 
 
 def _vendored_schema(name: str) -> dict[str, Any]:
@@ -129,6 +130,7 @@ def _unreleased_candidate(repo: Path) -> None:
 
 
 def test_a_clean_repository_and_a_passing_gate(repo: Path, tmp_path: Path) -> None:
+    _empty_store(repo / DEFAULT_STORE)  # the parser stage reads the store too: a missing one is exit 3
     code, summary, outputs, _ = _action(repo, tmp_path, lint="true", rollout_gate=PLAN)
     assert code == 0
     assert outputs["exit-code"] == "0" and outputs["verdict"] == "Passed" and outputs["gate-exit-code"] == "0"
@@ -153,6 +155,7 @@ def test_lint_errors_give_valid_sarif_a_summary_and_exit_2(repo: Path, tmp_path:
 
 
 def test_a_failing_gate_fails_the_job_with_its_reasons(repo: Path, tmp_path: Path) -> None:
+    _empty_store(repo / DEFAULT_STORE)
     _unreleased_candidate(repo)
     code, summary, outputs, _ = _action(repo, tmp_path, lint="false", rollout_gate=PLAN)
     assert code == 2 and outputs["verdict"] == "Failed" and outputs["gate-exit-code"] == "2"
@@ -276,6 +279,7 @@ def test_the_gitlab_job_follows_gitlabs_rules_and_runs(repo: Path, tmp_path: Pat
     jsonschema.validate(config, _vendored_schema("gitlab-ci"))
     job = config["promptops"]
     assert job["artifacts"]["reports"]["codequality"] == "gl-code-quality-report.json"
+    _empty_store(repo / DEFAULT_STORE)
     # the job's script as the runner runs it (one shell, stop at the first failing line), promptops already
     # installed (this checkout's), the plan's candidate unreleased so the gate fails
     _break_template(repo)
@@ -354,6 +358,7 @@ def test_a_sarif_fifo_neither_hangs_nor_passes(repo: Path, tmp_path: Path) -> No
 
 def test_a_link_target_name_cannot_add_outputs(repo: Path, tmp_path: Path) -> None:
     (repo / "promptops-lint.sarif").symlink_to(INJECTED)  # dangling, relative: a name with newlines
+    _empty_store(repo / DEFAULT_STORE)
     _unreleased_candidate(repo)
     code, summary, outputs, stderr = _action(repo, tmp_path, lint="true", rollout_gate=PLAN)
     # exactly the outputs the action sets, once each (_action refuses a name set twice)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import promptops.cli
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 PLAN = "rollout/review-result/review-1.1.yaml"
 STORE = "diagnostics.duckdb"
@@ -81,7 +81,8 @@ def built_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     logs.mkdir()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PROMPTOPS_NO_TEMPLATE_CACHE", "1")
-        run(root, "rollout", "promote", str(root / PLAN), "--by", "tester", "--now", T0.isoformat())
+        store = empty_store(root / STORE)  # the parser stage reads the store too: nothing rejected yet
+        run(root, "rollout", "promote", str(root / PLAN), "--by", "tester", "--now", T0.isoformat(), "--store", store)
         run(
             root,
             "rollout",

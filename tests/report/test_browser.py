@@ -126,7 +126,7 @@ def test_the_report_renders_offline_with_every_chart_drawn_and_no_payload_run(
     assert gate["verdict"] in body and gate["sentence"] in body
 
     rate_charts = [c for c in charts if " rate per " in (c["label"] or "")]
-    assert len(rate_charts) == len(summary["rollouts"][0]["series"]) == 3
+    assert len(rate_charts) == len(summary["rollouts"][0]["series"]) == 5
     assert len(charts) > len(rate_charts)  # progress bars and reason bars too
     for chart in charts:
         assert chart["drawn"] > 0 and chart["width"] > 0 and chart["height"] > 0, chart

@@ -16,7 +16,7 @@ from promptops.report.model import Count, MetricSeries, Point
 from promptops.rollout import gate
 from promptops.rollout.plan import METRICS
 from promptops.rollout.stats import wilson, z_one_sided
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 SVG = "{http://www.w3.org/2000/svg}"
 T = datetime(2026, 11, 2, tzinfo=UTC)
@@ -123,9 +123,9 @@ def test_the_reports_indicators_are_the_gates() -> None:
 @pytest.mark.parametrize(
     ("command", "loaded"),
     [
-        ("['rollout', 'gate', 'rollout/review-result/review-1.1.yaml', '--store', 'none.duckdb']", "[]"),
+        ("['rollout', 'gate', 'rollout/review-result/review-1.1.yaml', '--store', STORE]", "[]"),
         (
-            "['report', '--contract', 'review-result', '--store', 'none.duckdb', '--format', 'prom', '--out', OUT]",
+            "['report', '--contract', 'review-result', '--store', STORE, '--format', 'prom', '--out', OUT]",
             "['promptops.report', 'promptops.report.gather', 'promptops.report.model', 'promptops.report.prom', "
             "'promptops.report.write']",
         ),
@@ -134,8 +134,10 @@ def test_the_reports_indicators_are_the_gates() -> None:
 def test_the_gate_never_loads_the_report_and_the_prom_export_never_loads_jinja(
     command: str, loaded: str, tmp_path: Path
 ) -> None:
+    store = empty_store(tmp_path / "empty.duckdb")  # an empty store: the gate and the report judge no data
     probe = (
-        f"import sys; from promptops.cli import run; OUT = {str(tmp_path)!r}; code = run({command}); "
+        f"import sys; from promptops.cli import run; OUT = {str(tmp_path)!r}; STORE = {store!r}; "
+        f"code = run({command}); "
         "print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'markupsafe') "
         "or m.split('.')[:2] == ['promptops', 'report']))"
     )

@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from promptops.report.model import ContractReport, TrafficRow
 from promptops.report.prom import render_prom
 from tests.conftest import Cli
+from tests.helpers import empty_store
 from tests.report.conftest import NOW, PLAN, STORE, TRAFFIC
 
 CONTRACT = "review-result"
@@ -95,8 +96,12 @@ def test_counters_and_gate_gauges_parse_and_match_the_store_and_the_gate(cli: Cl
     assert [s.value for s in families["promptops_report_timestamp_seconds"].samples] == [NOW.timestamp()]
 
 
-def test_without_a_store_only_gauges_are_written(cli: Cli, report_project: Path) -> None:
+def test_a_missing_store_writes_nothing_and_an_empty_one_only_gauges(cli: Cli, report_project: Path) -> None:
     (report_project / STORE).unlink()
+    code, _, err = _prom(cli, report_project)
+    assert code == 3 and "no diagnostics store here" in err  # never an all-clear textfile for a typo
+    assert not (report_project / "textfiles" / f"{CONTRACT}.prom").exists()
+    empty_store(report_project / STORE)
     assert _prom(cli, report_project)[0] == 0
     families = _families((report_project / "textfiles" / f"{CONTRACT}.prom").read_text(encoding="utf-8"))
     assert "promptops_responses" not in families

@@ -15,6 +15,7 @@ import pytest
 from promptops.report.gather import INDICATORS
 from promptops.rollout.stats import wilson, z_one_sided
 from tests.conftest import Cli
+from tests.helpers import empty_store
 from tests.report.conftest import ENUM, IMG, KEY, NOW, PLAN, SCRIPT, STORE, T0, TRAFFIC, run
 
 CONTRACT = "review-result"
@@ -86,7 +87,13 @@ def test_series_add_up_to_the_store_and_carry_the_gates_wilson_bounds(cli: Cli, 
     assert sum(g["responses"] for g in groups.values()) == TRAFFIC + 1
     assert rollout["bucket"] == "hour"  # 30 hours of traffic
     z = z_one_sided(rollout["alpha"])
-    assert [s["metric"] for s in rollout["series"]] == ["dropped_finding", "incompatible_version", "coercion"]
+    assert [s["metric"] for s in rollout["series"]] == [
+        "dropped_finding",
+        "incompatible_version",
+        "coercion",
+        "rejected",
+        "all_findings_dropped",
+    ]
     for series in rollout["series"]:
         column = INDICATORS[series["metric"]]
         for arm, points in series["arms"].items():
@@ -97,7 +104,7 @@ def test_series_add_up_to_the_store_and_carry_the_gates_wilson_bounds(cli: Cli, 
                 bounds = wilson(point["x"], point["n"], z)
                 assert (point["lower"], point["upper"]) == (bounds.low, bounds.high)
                 assert point["rate"] == point["x"] / point["n"]
-        assert series["slo"] in (0.03, 0.01, 0.08)
+        assert series["slo"] in (0.03, 0.01, 0.08, 0.02)
     for arm, summary in rollout["arms"].items():
         assert summary["top_drop_reasons"] == groups[arm]["top_drop_reasons"]
         assert summary["top_coerced_fields"] == groups[arm]["top_coerced_fields"]
@@ -203,17 +210,22 @@ def test_a_parquet_export_gives_the_same_report(cli: Cli, report_project: Path) 
     assert _summary(report_project) == from_file
 
 
-def test_without_a_store_every_gate_has_no_data(cli: Cli, report_project: Path) -> None:
+def test_a_missing_store_is_an_error_and_an_empty_one_has_no_data(cli: Cli, report_project: Path) -> None:
     (report_project / STORE).unlink()
+    code, out, err = _report(cli, report_project)  # a typo or a CI checkout without the store: never "no data"
+    assert (code, out) == (3, "") and err == f"promptops: error: {STORE}: no diagnostics store here (check the path)\n"
+    assert not (report_project / "reports").exists()
+    code, out, err = _report(cli, report_project, store=None)  # the default store, missing
+    assert code == 3 and "no diagnostics store here (create it with promptops ingest, or give --store)" in err
+
+    empty_store(report_project / STORE)
     code, out, err = _report(cli, report_project)
     assert (code, err) == (0, "") and "review-1.1 step 1 (canary, candidate 5%): Skipped [NO_DATA]" in out
     summary = _summary(report_project)
-    assert summary["store"] is False and summary["traffic"] == [] and summary["recent_drops"] == []
+    assert summary["store"] is True and summary["traffic"] == [] and summary["recent_drops"] == []
     rollout = summary["rollouts"][0]
     assert (rollout["gate"]["verdict"], rollout["gate"]["reason"]) == ("Skipped", "NO_DATA")
     assert all(s["arms"] == {} for s in rollout["series"])
-    page = (report_project / "reports" / f"{CONTRACT}.html").read_text(encoding="utf-8")
-    assert "No diagnostics store yet" in page and "no responses of this rollout in the store yet" in page
 
 
 def test_every_plan_of_the_contract_or_just_one(cli: Cli, report_project: Path) -> None:

@@ -23,6 +23,8 @@ slos:
   dropped_finding: {slo: 0.02, margin: 0.01, severity: critical}
   incompatible_version: {slo: 0.01, severity: critical}
   coercion: {slo: 0.2, severity: warning}
+  rejected: {slo: 0.02, severity: critical}
+  all_findings_dropped: {slo: 0.02, severity: critical}
 """
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 PLAN = "rollout/review-result/review-1.1.yaml"
 NOW = "2026-11-25T06:00:00Z"
@@ -26,6 +26,7 @@ NOW = "2026-11-25T06:00:00Z"
 @pytest.fixture
 def root(full_project: Path) -> Path:
     shutil.copytree(REPO_ROOT / "rollout", full_project / "rollout")
+    empty_store(full_project / ".promptops" / "diagnostics.duckdb")  # the default store: the plan is at fault
     return full_project
 
 

@@ -39,6 +39,7 @@ def _arm(n: int, dropped: int = 0, incompatible: int = 0, coerced: int = 0) -> A
 ROWS = [
     # id, counts, purpose, verdict, reason, exit (plain), exit (strict-warnings), exit (strict-artifacts)
     ("no-data", {}, Purpose.MONITOR, Verdict.SKIPPED, Reason.NO_DATA, 0, 0, 2),
+    ("no-data-promoting", {}, Purpose.PROMOTE, Verdict.ESCALATE, Reason.NO_DATA, 2, 2, 2),
     (
         "clean-enough",
         {"candidate": _arm(3000), "baseline": _arm(57000, dropped=600)},

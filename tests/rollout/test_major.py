@@ -21,7 +21,7 @@ import pytest
 from promptops import ParserPolicy, PromptVersion, SchemaVersion, load_contract
 from promptops.errors import VersionError
 from tests.conftest import Cli
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 C = "rr"
 PLAN = f"rollout/{C}/{C}-2.0.0.yaml"
@@ -96,6 +96,7 @@ def test_rollout_new_writes_the_parser_stage_and_the_gate_passes_a_released_majo
     run(cli, root, "rollout", "new", C)
     text = (root / PLAN).read_text(encoding="utf-8")
     assert "steps:\n  - {name: parser, weight: 0}      # no traffic until the parser reads schema 2.0\n" in text
+    empty_store(root / ".promptops" / "diagnostics.duckdb")  # the parser stage reads the store too
     gate = json.loads(run(cli, root, "rollout", "gate", str(root / PLAN), "--now", T0.isoformat(), "--format", "json"))
     assert (gate["verdict"], gate["parser"]) == ("Passed", {"ready": True, "problems": []})
 
@@ -118,6 +119,7 @@ def test_a_major_rollout_reads_both_majors_then_retires_the_old_line(released_ma
     )
     store = str(root / "store.duckdb")
 
+    empty_store(root / ".promptops" / "diagnostics.duckdb")  # the parser stage reads the store too
     gate = json.loads(run(cli, root, "rollout", "gate", plan_arg, "--now", T0.isoformat(), "--format", "json"))
     assert (gate["verdict"], gate["parser"]) == ("Passed", {"ready": True, "problems": []})
     serving = load_serving(root, C)
@@ -188,7 +190,7 @@ def test_assign_never_routes_a_unit_to_a_candidate_the_parser_cannot_read(cli: C
     # A candidate that is not released (the plan was merged before its release), forced past the parser stage.
     text = plan.read_text(encoding="utf-8").replace('"1.1.1", schema_version: "1.1"', '"1.2.0", schema_version: "1.1"')
     plan.write_text(text, encoding="utf-8")
-    args = ("--force", "--reason", "test", "--by", "t", "--store", str(root / "s.duckdb"))
+    args = ("--force", "--reason", "test", "--by", "t", "--store", empty_store(root / "s.duckdb"))
     run(cli, root, "rollout", "promote", str(plan), *args)
     chosen = [
         json.loads(run(cli, root, "rollout", "assign", str(plan), f"acme/api#{i}", "--format", "json"))
@@ -323,6 +325,7 @@ def test_the_readme_service_snippet_follows_the_promotion(cli: Cli, full_project
 
     assert serve("1.0.1", "1.0")  # before the rollout: the baseline's answers
     plan = str(root / "rollout/review-result/review-1.1.yaml")
+    empty_store(root / "s.duckdb")
     for _ in range(3):
         run(cli, root, "rollout", "promote", plan, "--force", "--reason", "t", "--by", "t", "--store", "s.duckdb")
     assert serve("1.1.1", "1.1")  # at full traffic: the candidate's, with contract.yaml untouched

@@ -21,6 +21,8 @@ def test_valid_plan(tmp_path: Path) -> None:
         "dropped_finding": 0.01,
         "incompatible_version": None,
         "coercion": None,
+        "rejected": None,
+        "all_findings_dropped": None,
     }
 
 

@@ -17,7 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import Cli
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 from tests.rollout.test_rollout_cli import PLAN, T0, Rollout
 
 
@@ -139,7 +139,7 @@ def test_a_rolled_back_rollout_is_retargeted_to_a_new_release(rollout: Rollout) 
     code, routed, _ = rollout.cli(rollout.root, "rollout", "routes", rollout.plan)
     assert "1.1.2" in routed
     code, _, err = rollout.cli(
-        rollout.root, "report", "--contract", "review-result", "--now", at.isoformat(),
+        rollout.root, "report", "--contract", "review-result", "--store", rollout.store, "--now", at.isoformat(),
         "--out", str(rollout.root / "reports"),
     )  # fmt: skip
     assert code == 0, err
@@ -149,15 +149,14 @@ def test_a_rolled_back_rollout_is_retargeted_to_a_new_release(rollout: Rollout) 
 
 def test_every_gate_metric_family_is_exported_without_data(rollout: Rollout, cli: Cli) -> None:
     assert rollout.promote(T0)[0] == 0  # canary, no responses stored at all
-    Path(rollout.store).unlink(missing_ok=True)
     code, _, err = cli(
-        rollout.root, "report", "--contract", "review-result", "--now", T0.isoformat(),
+        rollout.root, "report", "--contract", "review-result", "--store", rollout.store, "--now", T0.isoformat(),
         "--out", str(rollout.root / "prom"), "--format", "prom",
     )  # fmt: skip
     assert code == 0, err
     text = (rollout.root / "prom" / "review-result.prom").read_text(encoding="utf-8")
     families = {f.name: f for f in text_string_to_metric_families(text)}
-    metrics = {"dropped_finding", "incompatible_version", "coercion"}
+    metrics = {"dropped_finding", "incompatible_version", "coercion", "rejected", "all_findings_dropped"}
     for name in ("rate", "rate_lower", "rate_upper", "responses"):
         samples = families[f"promptops_gate_metric_{name}"].samples
         assert {(s.labels["metric"], s.labels["arm"]) for s in samples} == {
@@ -172,6 +171,7 @@ def test_every_gate_metric_family_is_exported_without_data(rollout: Rollout, cli
 
 def test_concurrent_rollbacks_all_keep_their_history(root: Path) -> None:
     plan = root / PLAN
+    empty_store(root / ".promptops" / "diagnostics.duckdb")  # status reads the default store
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     command = [sys.executable, "-m", "promptops", "--root", str(root), "rollout", "rollback", str(plan)]
     runs = [

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Cli
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 PLAN = "rollout/review-result/review-1.1.yaml"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -32,7 +32,7 @@ class Rollout:
 
     def __init__(self, cli: Cli, root: Path) -> None:
         self.cli, self.root = cli, root
-        self.store = str(root / "diagnostics.duckdb")
+        self.store = empty_store(root / "diagnostics.duckdb")  # set up before any traffic, as a project does
         self.plan = str(root / PLAN)
         self.logs = 0
 
@@ -84,16 +84,18 @@ def _metric(result: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def test_a_good_candidate_goes_from_parser_stage_to_full_traffic(rollout: Rollout) -> None:
-    code, result, _ = rollout.gate(T0)  # no store yet: the parser stage needs no traffic
+    code, result, _ = rollout.gate(T0)  # an empty store: the parser stage needs no traffic
     assert (code, result["verdict"], result["parser"]) == (0, "Passed", {"ready": True, "problems": []})
     assert rollout.promote(T0)[0] == 0
 
-    code, result, _ = rollout.gate(T0)
+    code, result, _ = rollout.gate(T0)  # monitoring a step with nothing in it yet: skipped
     assert (code, result["verdict"], result["reason"]) == (0, "Skipped", "NO_DATA")
     assert rollout.gate(T0, "--strict-artifacts")[0] == 2
+    code, result, _ = rollout.gate(T0, "--purpose", "promote")  # deciding to move on with nothing: hold
+    assert (code, result["verdict"], result["reason"]) == (2, "Escalate", "NO_DATA")
     refused = rollout.promote(T0)
-    assert refused[0] == 2 and refused[1]["verdict"] == "Skipped"
-    assert "promotion refused: Skipped" in refused[2]
+    assert refused[0] == 2 and refused[1]["verdict"] == "Escalate"
+    assert "promotion refused: Escalate: Hold: no responses of rollout review-1.1 in this step yet" in refused[2]
 
     rollout.traffic(T0, 24_000)
     early = T0 + timedelta(hours=12)  # before the canary's 24 hours

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import promptops.cli
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 PLAN = "rollout/review-result/review-1.1.yaml"
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -124,7 +124,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(REPO_ROOT / name, root / name)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PROMPTOPS_NO_TEMPLATE_CACHE", "1")
-        run(root, "rollout", "promote", str(root / PLAN), "--by", "tester", "--now", T0.isoformat())
+        store = empty_store(root / "parser-stage.duckdb")  # the parser stage reads a store: nothing rejected yet
+        run(root, "rollout", "promote", str(root / PLAN), "--by", "tester", "--now", T0.isoformat(), "--store", store)
         run(
             root, "rollout", "simulate", str(root / PLAN), "--responses", str(TRAFFIC), "--start", T0.isoformat(),
             "--hours", "30", "--seed", "1", "--out", str(root / "traffic.jsonl"),
