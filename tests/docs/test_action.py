@@ -258,8 +258,9 @@ def _gitlab_job(repo: Path, **variables: str) -> subprocess.CompletedProcess[str
 def test_the_gitlab_job_fails_without_a_store_and_says_why(repo: Path) -> None:
     _at_canary(repo)
     done = _gitlab_job(repo, PROMPTOPS_ROLLOUT_GATE=PLAN, PROMPTOPS_RELEASE_CHECK="false")
-    assert done.returncode != 0, done.stdout
+    assert done.returncode == 3, done.stdout
     assert "promptops: no diagnostics store at .promptops/diagnostics.duckdb" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr  # the gate's own one-line error, nothing else
     store = repo / "ci-store.duckdb"
     _empty_store(store)
     done = _gitlab_job(repo, PROMPTOPS_ROLLOUT_GATE=PLAN, PROMPTOPS_RELEASE_CHECK="false", PROMPTOPS_STORE=str(store))
