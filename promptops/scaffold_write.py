@@ -80,6 +80,25 @@ def roll_back_dead_contracts(root: Path) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
+def pending_heads(root: Path) -> set[tuple[int, int]]:
+    """The files (device, inode) of head templates a ``contract new`` linked into ``templates/`` but has not
+    committed yet (its contract directory is still staged): readers treat them as not there, so a run killed
+    between its two renames leaves a project that reads as before it."""
+    versions = root / VERSIONS_DIR
+    try:
+        stages = [entry for entry in os.scandir(versions) if entry.name.startswith(STAGING_PREFIX)]
+    except OSError:
+        return set()
+    found = set()
+    for stage in stages:
+        try:
+            head = os.stat(Path(stage.path) / _HEAD)
+        except OSError:
+            continue
+        found.add((head.st_dev, head.st_ino))
+    return found
+
+
 def commit_contract(root: Path, contract_dir: str, writes: Sequence[Write]) -> None:
     """Write a new contract (``writes`` under ``contract_dir``, plus its head template elsewhere) all or
     nothing. The caller holds the lock of ``versions/`` and has called ``roll_back_dead_contracts``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -175,6 +176,7 @@ def _check_heads(run: _Run, contracts: Sequence[str]) -> list[Finding]:
 def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> list[Path]:
     """The template files to lint for ``paths`` (relative ones are under ``root``), once each, in order."""
     heads = _heads(root, contract_names)
+    pending = _pending_heads(root)
     out: dict[Path, None] = {}
     for given in paths:
         path = given if given.is_absolute() else root / given  # the CLI passes absolute paths
@@ -182,6 +184,8 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
             for found in sorted(path.rglob("*")):
                 hidden = any(part.startswith(".") for part in found.relative_to(path).parts)
                 if found.is_file() and found.name.endswith(TEMPLATE_SUFFIXES) and not hidden:
+                    if pending and (found.stat().st_dev, found.stat().st_ino) in pending:
+                        continue  # a head `contract new` has not committed yet: not part of the project
                     out[_inside(root, found)] = None
             continue
         if not path.is_file():
@@ -195,6 +199,17 @@ def expand(root: Path, paths: Sequence[Path], contract_names: Sequence[str]) -> 
         if classify(root, path, list(contract_names))[0] is Kind.PARTIAL:
             out.update(dict.fromkeys(heads))
     return list(out)
+
+
+def _pending_heads(root: Path) -> set[tuple[int, int]]:
+    try:  # a staging directory is a hidden entry of versions/: without one, nothing is pending
+        if not any(entry.name.startswith(".") for entry in os.scandir(root / VERSIONS_DIR)):
+            return set()
+    except OSError:
+        return set()
+    from promptops.scaffold_write import pending_heads  # the writer of heads knows its staging layout
+
+    return pending_heads(root)
 
 
 def _inside(root: Path, path: Path) -> Path:
