@@ -17,6 +17,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # pre-commit builds its hook environments
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "promptops tests",
     "GIT_AUTHOR_EMAIL": "tests@example.invalid",

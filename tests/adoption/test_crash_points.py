@@ -30,6 +30,8 @@ import pytest
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT, empty_store
 
+pytestmark = pytest.mark.slow  # every command killed at each of its writes
+
 STRACE = shutil.which("strace") or "/usr/bin/strace"
 SYSCALLS = ("write", "fsync", "rename", "link", "mkdir")
 _RUN = "import sys; from promptops.cli import run; sys.exit(run(sys.argv[1:]))"

@@ -18,9 +18,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.adoption.test_new_project import Env, installed
 
 __all__ = ["installed"]
+
+pytestmark = pytest.mark.slow  # a wheel and a fresh venv
 
 C = "gaps"
 SCHEMA: dict[str, Any] = {

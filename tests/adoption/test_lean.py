@@ -203,6 +203,7 @@ def base_install(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFact
     return _install(tmp_path_factory.mktemp("lean-base") / "venv", str(built[1]))
 
 
+@pytest.mark.slow  # a wheel and a base venv
 def test_every_help_of_the_base_install_exits_0(base_install: Path, tmp_path: Path) -> None:
     done = _check([str(base_install / "python"), "-c", HELP_TREE], tmp_path)
     tree = json.loads(done.stdout)
@@ -214,18 +215,21 @@ def test_every_help_of_the_base_install_exits_0(base_install: Path, tmp_path: Pa
     assert {(name,) for name in COMMANDS} <= walked and {("rollout", "gate"), ("release", "cut")} <= walked
 
 
+@pytest.mark.slow  # a wheel and a base venv
 @pytest.mark.parametrize("args", [(), ("--help",), ("-h",)], ids=["alone", "--help", "-h"])
 def test_the_command_alone_shows_its_help(base_install: Path, tmp_path: Path, args: tuple[str, ...]) -> None:
     done = _check([str(base_install / "promptops"), *args], tmp_path)
     assert done.stdout.startswith("Usage: promptops [OPTIONS] COMMAND [ARGS]...") and done.stderr == ""
 
 
+@pytest.mark.slow  # a wheel and a base venv
 def test_the_version_is_the_distributions(base_install: Path, tmp_path: Path) -> None:
     version = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
     done = _check([str(base_install / "promptops"), "--version"], tmp_path)
     assert done.stdout == f"promptops, version {version}\n"
 
 
+@pytest.mark.slow  # a wheel and a base venv
 @pytest.mark.parametrize("args", STORE_COMMANDS, ids=" ".join)
 def test_a_store_command_of_the_base_install_names_the_extra(
     base_install: Path, root: Path, args: tuple[str, ...]
@@ -237,6 +241,7 @@ def test_a_store_command_of_the_base_install_names_the_extra(
     assert (done.returncode, done.stderr) == (3, _store_hint() + "\n"), done.stdout
 
 
+@pytest.mark.slow  # a docs-only venv and a site build
 def test_the_docs_build_with_the_docs_extra_alone(
     built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> None:

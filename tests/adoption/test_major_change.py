@@ -16,9 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.adoption.test_new_project import Env, installed
 
 __all__ = ["installed"]  # the module-scoped fixture: a venv with the wheel and an empty git repository
+
+pytestmark = pytest.mark.slow  # a wheel and a fresh venv
 
 C = "rr"
 PLAN = f"rollout/{C}/{C}-2.0.0.yaml"

@@ -26,6 +26,8 @@ import pytest
 
 from tests.helpers import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # a wheel and a fresh venv
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "promptops tests",
     "GIT_AUTHOR_EMAIL": "tests@example.invalid",

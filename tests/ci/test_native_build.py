@@ -15,6 +15,8 @@ import pytest
 
 from tests.helpers import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # builds the C extensions under ASan and UBSan
+
 
 def _declared() -> list[str]:
     with (REPO_ROOT / "pyproject.toml").open("rb") as handle:

@@ -46,6 +46,7 @@ def _titles(result: dict[str, Any]) -> list[str]:
     return [stage["title"] for stage in result["stages"]]
 
 
+@pytest.mark.slow  # the whole demo
 def test_the_demo_releases_and_promotes_to_full_traffic(cli: Cli, source: Path, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     result = _demo(cli, source, workspace)
@@ -101,6 +102,7 @@ def test_the_demo_releases_and_promotes_to_full_traffic(cli: Cli, source: Path, 
     assert code == 0, out
 
 
+@pytest.mark.slow  # the whole demo
 def test_with_a_regression_the_canary_fails_and_the_rollout_is_held(cli: Cli, source: Path, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     result = _demo(cli, source, workspace, "--regression")
@@ -122,6 +124,7 @@ def test_with_a_regression_the_canary_fails_and_the_rollout_is_held(cli: Cli, so
     assert "Failed" in page and "rolled back" in page.lower()
 
 
+@pytest.mark.slow  # the whole demo
 def test_the_text_narrative_names_each_step_and_the_workspace(cli: Cli, source: Path, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     code, out, err = cli(source, "demo", "--workspace", str(workspace), "--regression")

@@ -73,6 +73,7 @@ def test_the_tree_refers_to_nothing_outside_it() -> None:
     assert not offences, f"{len(offences)} references to documents outside the repository:\n" + "\n".join(offences)
 
 
+@pytest.mark.slow  # the demo and its dashboard
 def test_a_rendered_dashboard_refers_to_nothing_outside_it(cli: Cli, full_project: Path, tmp_path: Path) -> None:
     """The demo's dashboard (gates judged on simulated traffic, releases, the compatibility matrix), its JSON
     summary and the narrative printed on the way."""

@@ -21,6 +21,8 @@ from promptops.store.logs import MAX_LINE
 from tests.helpers import REPO_ROOT
 from tests.otlp.sdk import emit, request_lines, responses
 
+pytestmark = pytest.mark.slow  # lines past the cap, and a killed ingest
+
 _MEASURED = """
 import resource, sys
 from promptops.cli import run

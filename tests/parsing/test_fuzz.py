@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 from promptops import Contract
 from tests.helpers import CHANGED, finding, response
 from tests.parsing.invariants import Checker
@@ -69,6 +71,7 @@ def _mutate(rng: random.Random, text: str) -> str:
     return text
 
 
+@pytest.mark.slow  # 20,000 fuzzed inputs
 def test_fuzz_twenty_thousand_inputs(contract: Contract) -> None:
     checker = Checker(contract)
     rng = random.Random(20261122)

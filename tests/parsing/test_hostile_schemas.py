@@ -238,6 +238,7 @@ _BOUNDS = {
 }
 
 
+@pytest.mark.slow  # a project and both builds per bound
 @pytest.mark.parametrize("extra", list(_BOUNDS.values()), ids=list(_BOUNDS))
 def test_bounds_outside_int64_are_judged_alike_by_both_builds(tmp_path: Path, extra: dict[str, Any]) -> None:
     root = _project(tmp_path, _schema({"type": "string"}, **extra), _run)
@@ -249,6 +250,7 @@ def test_bounds_outside_int64_are_judged_alike_by_both_builds(tmp_path: Path, ex
     assert ingested[0] == 0 and "1 response stored" in ingested[1]
 
 
+@pytest.mark.slow  # a 120,000-value enum through the CLI
 def test_a_huge_enum_makes_a_contract_at_once(tmp_path: Path) -> None:
     """120,000 values (the schema file stays under its 4 MiB limit): seconds now, minutes when it was quadratic,
     so this guard is tighter than the others."""
@@ -415,6 +417,7 @@ print(json.dumps(_summaries(generators.hostile_contracts(Path(sys.argv[1])), Tru
 """
 
 
+@pytest.mark.slow  # a build without the C extension
 def test_hostile_schemas_parse_alike_in_both_builds(tmp_path: Path, hostile: dict[str, Any]) -> None:
     done = subprocess.run(
         [sys.executable, "-c", _PURE_SLICE, str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True, check=False

@@ -149,6 +149,7 @@ def test_arbitrary_json(checker: Checker, value: Any) -> None:
 
 @settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(responses())
+@pytest.mark.slow  # many generated responses
 def test_near_valid_responses(checker: Checker, text: str) -> None:
     checker.check(text, CHANGED)
 

@@ -28,6 +28,8 @@ import pytest
 import promptops.cli
 from tests.release.conftest import LOCK, history, unreleased_copy
 
+pytestmark = pytest.mark.slow  # generated inputs through the CLI
+
 CONTRACT = "versions/review-result/contract.yaml"
 SCHEMA = "versions/review-result/schemas/1.1.json"
 SCALE = int(os.environ.get("PROMPTOPS_FUZZ_SCALE", "1"))

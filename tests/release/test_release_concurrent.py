@@ -12,8 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Cli
 from tests.release.conftest import DATE, LOCK, cut, set_pins
+
+pytestmark = pytest.mark.slow  # 25 pairs of concurrent cuts
 
 _RUN = "import sys; from promptops.cli import run; sys.exit(run(sys.argv[1:]))"
 PAIRS = 25

@@ -20,6 +20,8 @@ from playwright.sync_api import ConsoleMessage, Error, sync_playwright
 from tests.conftest import Cli
 from tests.report.conftest import ENUM, IMG, KEY, NOW, SCRIPT, STORE
 
+pytestmark = pytest.mark.slow  # headless Chromium
+
 CONTRACT = "review-result"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
 

@@ -72,6 +72,7 @@ def _gate(cli: Cli, root: Path, store: str, *args: str) -> tuple[int, dict[str, 
     return code, json.loads(out) if out.strip() else {}, err
 
 
+@pytest.mark.slow  # a rollout to its ramp
 def test_a_candidate_whose_every_answer_is_rejected_fails_and_is_not_promoted(cli: Cli, root: Path) -> None:
     _at_ramp(root)
     store = str(root / "sorry.duckdb")
@@ -95,6 +96,7 @@ def test_a_candidate_whose_every_answer_is_rejected_fails_and_is_not_promoted(cl
     assert load_plan(root / PLAN, PLAN).weight == 0.25
 
 
+@pytest.mark.slow  # a rollout to its ramp
 def test_the_same_ramp_with_real_answers_passes(cli: Cli, root: Path) -> None:
     """The control: the rejected and all-findings-dropped SLOs let a healthy candidate through."""
     _at_ramp(root)

@@ -22,6 +22,8 @@ import pytest
 import promptops.cli
 from tests.helpers import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # generated inputs through the CLI
+
 PLAN = "rollout/review-result/review-1.1.yaml"
 CASES = int(os.environ.get("PROMPTOPS_FUZZ_CASES", "3000"))
 CONSENSUS = "docs/SPEC-OPS-004-integrated-coder-hooks/evidence/consensus/SPEC-FZ-1"

@@ -67,6 +67,7 @@ def test_a_replay_counts_only_responses_logged_by_now(rollout: Rollout, cli: Cli
     assert max(p["start"] for p in points) <= now.isoformat()
 
 
+@pytest.mark.slow  # a whole rollout
 def test_a_rolled_back_candidate_resumes_to_full_traffic_without_force(rollout: Rollout, cli: Cli) -> None:
     assert rollout.promote(T0)[0] == 0
     rollout.traffic(T0, 24_000, "--candidate-profile", "regression")

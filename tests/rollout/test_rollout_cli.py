@@ -83,6 +83,7 @@ def _metric(result: dict[str, Any], name: str) -> dict[str, Any]:
     return next(m for m in result["metrics"] if m["metric"] == name)
 
 
+@pytest.mark.slow  # a whole rollout
 def test_a_good_candidate_goes_from_parser_stage_to_full_traffic(rollout: Rollout) -> None:
     code, result, _ = rollout.gate(T0)  # an empty store: the parser stage needs no traffic
     assert (code, result["verdict"], result["parser"]) == (0, "Passed", {"ready": True, "problems": []})
@@ -145,6 +146,7 @@ def test_a_good_candidate_goes_from_parser_stage_to_full_traffic(rollout: Rollou
     assert "unit: pr          # a pull request keeps its arm" in text
 
 
+@pytest.mark.slow  # simulated traffic through the CLI
 def test_a_regressing_candidate_fails_the_gate_and_can_only_be_forced_on(rollout: Rollout) -> None:
     assert rollout.promote(T0)[0] == 0
     rollout.traffic(T0, 24_000, "--candidate-profile", "regression")
@@ -181,6 +183,7 @@ def test_a_regressing_candidate_fails_the_gate_and_can_only_be_forced_on(rollout
     assert json.loads(routed)["arm"] == "baseline"
 
 
+@pytest.mark.slow  # simulated traffic through the CLI
 def test_a_skewed_split_escalates_as_sample_ratio_mismatch(rollout: Rollout) -> None:
     assert rollout.promote(T0)[0] == 0
     rollout.traffic(T0, 20_000, "--weight", "0.08")  # the service routes 8%, the plan says 5%

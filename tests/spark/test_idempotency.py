@@ -20,6 +20,8 @@ from promptops.spark.setup import ParserSetup
 from tests.conftest import Cli
 from tests.spark.conftest import lake_content
 
+pytestmark = pytest.mark.slow  # real Spark on a JVM
+
 
 def _relative(root: Path) -> Callable[[Path], str]:
     return lambda path: path.resolve().relative_to(root.resolve()).as_posix()

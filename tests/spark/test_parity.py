@@ -13,6 +13,8 @@ import pytest
 from tests.conftest import Cli
 from tests.spark.conftest import NOW, OTHER, PLAN
 
+pytestmark = pytest.mark.slow  # real Spark on a JVM
+
 CONTRACTS = ("review-result", OTHER)
 GROUPINGS = ("", "arm", "arm,day,prompt_version", "rollout,model,schema_version", "schema_floor,prompt_pin")
 

@@ -125,6 +125,7 @@ def _peak_rss_mib(project: Path, *args: str) -> tuple[int, float]:
     return completed.returncode, int(completed.stdout.splitlines()[-1]) / 1024
 
 
+@pytest.mark.slow  # millions of lines
 def test_ingest_memory_stays_flat_whatever_the_bad_or_blank_lines(project: Path) -> None:
     # Against a baseline measured here (one good record): the old code held every chunk's bad records and
     # empty tables until a batch filled, +130 MB for 600 k bad lines and for a 20 KB gzip of newlines.
@@ -234,6 +235,7 @@ def _store_with_data(project: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     return project / STORE
 
 
+@pytest.mark.slow  # every command on a damaged store
 def test_a_damaged_block_is_reported_as_such_by_every_command(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -89,6 +89,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # killed ingests
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_sigkill_mid_ingest_then_rerun_gives_exactly_a_clean_runs_store(
     project: Path, write_log: Callable[..., Path], tmp_path: Path, workers: str
@@ -128,6 +129,7 @@ def test_sigkill_mid_ingest_then_rerun_gives_exactly_a_clean_runs_store(
     assert log.exists()
 
 
+@pytest.mark.slow  # concurrent processes
 def test_two_concurrent_ingesters_wait_for_each_other_and_never_corrupt_the_store(
     project: Path, write_log: Callable[..., Path]
 ) -> None:
@@ -167,6 +169,7 @@ def _hold(project: Path, seconds: float) -> subprocess.Popen[str]:
     return holder
 
 
+@pytest.mark.slow  # concurrent processes
 def test_a_writer_that_times_out_fails_with_one_clear_line_and_exit_3(
     project: Path, write_log: Callable[..., Path]
 ) -> None:
@@ -186,6 +189,7 @@ def test_a_writer_that_times_out_fails_with_one_clear_line_and_exit_3(
     assert _run(project, "ingest", "logs")[0] == 0  # nothing was half-written
 
 
+@pytest.mark.slow  # concurrent processes
 def test_a_waiting_writer_proceeds_once_the_lock_is_released(project: Path, write_log: Callable[..., Path]) -> None:
     write_log(project / "logs" / "a.jsonl", 50)
     holder = _hold(project, 1.5)
