@@ -2,7 +2,7 @@
 
 Commands load lazily (each lives in its own module and is imported only when run), so a quick command such
 as ``lint`` in a pre-commit hook never pays for DuckDB or the validator machinery. ``main`` maps every
-failure to one line on stderr and a documented exit code (see ``promptops.cli.exits``).
+failure to one line on stderr and a documented exit code (see ``promptops.outcomes.ExitCode``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from typing import Any
 import click
 
 from promptops import DISTRIBUTION
-from promptops.cli import completion, exits
+from promptops.cli import completion
 from promptops.cli.project import Project, find_root
 from promptops.errors import PromptopsError
 from promptops.escape import one_line
+from promptops.outcomes import ExitCode
 
 # command name -> "module:attribute"; add new commands here.
 COMMANDS: dict[str, str] = {
@@ -86,31 +87,31 @@ def run(argv: list[str] | None = None) -> int:
         return stop.exit_code
     except click.exceptions.NoArgsIsHelpError as bare:  # `promptops` or a group alone: its help, as with --help
         click.echo(bare.ctx.get_help(), color=bare.ctx.color)
-        return exits.OK
+        return ExitCode.OK
     except click.ClickException as problem:  # usage errors: bad flags, missing options
         _fail(problem.format_message())
-        return exits.TOOL_FAILURE
+        return ExitCode.TOOL_FAILURE
     except click.Abort:
         _fail("aborted")
-        return exits.TOOL_FAILURE
+        return ExitCode.TOOL_FAILURE
     except PromptopsError as problem:
         _fail(str(problem))
-        return exits.TOOL_FAILURE
+        return ExitCode.TOOL_FAILURE
     except ModuleNotFoundError as problem:
         if problem.name not in STORE_MODULES:
             raise
         _fail(f"this command needs the diagnostics store ({problem.name}): pip install '{DISTRIBUTION}[store]'")
-        return exits.TOOL_FAILURE
+        return ExitCode.TOOL_FAILURE
     except OSError as problem:
         where = f"{problem.filename}: " if problem.filename else ""
         _fail(f"{where}{problem.strerror or problem}")
-        return exits.TOOL_FAILURE
+        return ExitCode.TOOL_FAILURE
     except Exception as problem:  # pragma: no cover - the promise is "no traceback", so keep one escape hatch
         if os.environ.get("PROMPTOPS_DEBUG"):
             raise
         _fail(f"internal error: {type(problem).__name__}: {problem} (set PROMPTOPS_DEBUG=1 for a traceback)")
-        return exits.TOOL_FAILURE
-    return result if isinstance(result, int) else exits.OK
+        return ExitCode.TOOL_FAILURE
+    return result if isinstance(result, int) else ExitCode.OK
 
 
 def _fail(message: str) -> None:

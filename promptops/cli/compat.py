@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.compat import classify
 from promptops.compat.load import load_schema
 from promptops.compat.report import render_text
 from promptops.errors import PromptopsError
+from promptops.outcomes import ExitCode
 from promptops.release.lock import load_lock
 from promptops.release.matrix import compat_matrix, render_matrix_text
 
@@ -42,10 +42,10 @@ def diff(old: Path, new: Path, output_format: str) -> int:
     """
     comparison = classify(load_schema(old), load_schema(new))
     if output_format == "json":
-        click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False))
     else:
         click.echo(render_text(comparison, str(old), str(new)))
-    return exits.OK
+    return ExitCode.OK
 
 
 @compat.command("matrix")
@@ -68,7 +68,7 @@ def matrix(project: Project, contract_name: str, output_format: str) -> int:
         raise PromptopsError(f"{lock.source}: released schema {missing[0]} has no schema file in {contract.directory}")
     table = compat_matrix(lock, schemas, contract.default_policy.schema_floor)
     if output_format == "json":
-        click.echo(json.dumps(table.to_json(), indent=2))
+        click.echo(json.dumps(table.to_dict(), indent=2))
     else:
         click.echo(render_matrix_text(table), nl=False)
-    return exits.OK
+    return ExitCode.OK

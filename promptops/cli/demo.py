@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
+from promptops.outcomes import ExitCode
 from promptops.parsing import ChangedFiles, Parser
 from promptops.parsing.diagnostics import INFO
 
@@ -56,13 +56,13 @@ def demo(project: Project, workspace: Path | None, regression: bool, examples: b
     if output_format == "json":
         body = {"workspace": str(target), "regression": regression, "stages": [s.to_dict() for s in stages]}
         click.echo(json.dumps(body, indent=2))
-        return exits.OK
+        return ExitCode.OK
     click.echo(f"\nWorkspace: {target}")
     for stage in stages:
         if "dashboard" in stage.data:
             click.echo(f"Dashboard: {target / stage.data['dashboard']}")
     click.echo(f"Explore: promptops --root {target} rollout status {target}/rollout/review-result/review-1.1.yaml")
-    return exits.OK
+    return ExitCode.OK
 
 
 def _print_stage(stage: Any) -> None:
@@ -100,7 +100,7 @@ def _examples(project: Project, output_format: str) -> int:
                 indent=2,
             )
         )
-        return exits.OK
+        return ExitCode.OK
     click.echo(
         f"promptops demo: {len(rows)} example responses through the {contract.name} parser "
         f"(schema floor {parser.policy.schema_floor}, prompt {parser.policy.prompt_version})\n"
@@ -123,4 +123,4 @@ def _examples(project: Project, output_format: str) -> int:
         f"\n{accepted} accepted, {len(rows) - accepted} rejected; {kept} of {seen} findings kept. "
         f"Try: promptops validate --contract {contract.name} --changed-file src/api/users.py RESPONSE"
     )
-    return exits.OK
+    return ExitCode.OK

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, echo_lines, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.outcomes import ExitCode
 from promptops.store.errors import store_error
 from promptops.wording import count
 
@@ -71,4 +71,4 @@ def export_command(
             f"{count(report.diagnostics, 'diagnostic')} ({count(report.slices, 'slice')}) and "
             f"{count(report.traces, 'trace step')} in {count(report.files, export_format + ' file')}"
         )
-    return exits.OK
+    return ExitCode.OK

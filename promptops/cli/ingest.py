@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
 from promptops.escape import one_line
+from promptops.outcomes import ExitCode
 from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
@@ -137,7 +137,7 @@ def _finish(project: Project, display: str, report: IngestReport, reporter: _Bad
         click.echo(f"promptops: warning: {one_line(warning)}", err=True)
     for failed in report.failed:
         click.echo(f"promptops: error: {one_line(failed.error)}", err=True)
-    code = exits.TOOL_FAILURE if report.failed else exits.FAILED if report.bad_records else exits.OK
+    code = ExitCode.TOOL_FAILURE if report.failed else ExitCode.FAILED if report.bad_records else ExitCode.OK
     if output_format == "json":
         data = {"store": display, **report.to_dict(), "warnings": warnings, "exit_code": code}
         click.echo(json.dumps(data, indent=2))

@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 
 from promptops import __version__, strict_yaml
-from promptops.cli import exits
 from promptops.cli.project import Project, jinja_bytecode_cache, pass_project
 from promptops.errors import PromptopsError
 from promptops.files import write_output
 from promptops.lint import RULES, RULES_BY_CODE, LintReport, cache, lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
+from promptops.outcomes import ExitCode, exit_code, verdict_of
 
 CONFIG_FILE = "pyproject.toml"
 
@@ -81,7 +81,7 @@ def lint_command(
         if rule is None:
             raise click.UsageError(f"--explain: unknown rule code {explain!r} (see --list-rules)")
         click.echo(f"{rule.code} {rule.name} [{rule.level}]\n\n{rule.doc()}")
-        return exits.OK
+        return ExitCode.OK
     if list_rules:
         if output_format == "json":
             rows = [{"code": r.code, "name": r.name, "level": str(r.level), "summary": r.summary()} for r in RULES]
@@ -89,7 +89,7 @@ def lint_command(
         else:
             for r in RULES:
                 click.echo(f"{r.code}  {r.name:<20} {r.level:<8} {r.summary()}")
-        return exits.OK
+        return ExitCode.OK
     config_file = config_path or project.root / CONFIG_FILE
     config_text = _read_config(project, config_file) if config_path or config_file.is_file() else ""
     bytecode_cache = jinja_bytecode_cache()
@@ -111,11 +111,8 @@ def lint_command(
         write_output(output, text.encode("utf-8"))
     else:
         click.echo(text, nl=False)
-    if report.errors:
-        return exits.FAILED
-    if report.warnings and strict_warnings:
-        return exits.WARNINGS
-    return exits.OK
+    verdict = verdict_of(failed=bool(report.errors), warned=bool(report.warnings))
+    return exit_code(verdict, strict_warnings=strict_warnings)
 
 
 def _read_config(project: Project, path: Path) -> str:

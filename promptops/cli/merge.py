@@ -10,13 +10,13 @@ from typing import IO, Any
 import click
 
 from promptops import __version__
-from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
 from promptops.files import read_input
 from promptops.merge import FORMATS, MergeOptions, ReviewerOutput, merge, to_markdown, to_result, to_sarif
+from promptops.outcomes import ExitCode
 from promptops.versioning import PromptVersion, SchemaVersion
 
 # The contract merge writes its result in: the agent-output aggregator returns an AgentOutput.
@@ -115,8 +115,8 @@ def merge_command(
     else:
         click.echo(to_markdown(report), nl=False)
     if report.rejected:
-        return exits.FAILED
-    return exits.WARNINGS if strict_warnings and report.has_warnings else exits.OK
+        return ExitCode.FAILED
+    return ExitCode.WARNINGS if strict_warnings and report.has_warnings else ExitCode.OK
 
 
 def _spec(text: str) -> tuple[str, str | None, str]:

@@ -15,11 +15,11 @@ from typing import Any
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
+from promptops.outcomes import ExitCode
 from promptops.rollout.plan import plan_path
 from promptops.spark.options import engine_options
 from promptops.store.errors import store_error
@@ -104,7 +104,7 @@ def rates_command(
         click.echo(json.dumps({"store": display, **report.to_dict()}, indent=2))
     else:
         echo_lines(*_text(display, report))
-    return exits.OK
+    return ExitCode.OK
 
 
 def check_known(project: Project, con: Any, display: str, query: RatesQuery) -> None:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import click
 
 from promptops import __version__, strict_yaml
-from promptops.cli import exits
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
@@ -16,6 +15,7 @@ from promptops.escape import one_line
 from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
+from promptops.outcomes import ExitCode
 from promptops.release import (
     CHECK_RULES,
     CutPlan,
@@ -79,14 +79,14 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
                 written = write_release(project.root, plan)
     steps = _major_steps(project, plan)
     if output_format == "json":
-        body = {"dry_run": dry_run, **plan.to_json(), "written": list(written), "next": list(steps)}
+        body = {"dry_run": dry_run, **plan.to_dict(), "written": list(written), "next": list(steps)}
         click.echo(json.dumps(body, indent=2, ensure_ascii=False))
     else:
         text = _cut_text(plan, dry_run, written)
         if steps:
             text += "Next, for the new major line:\n" + "".join(f"{one_line(f'  - {step}')}\n" for step in steps)
         click.echo(text, nl=False)
-    return exits.FAILED if plan.refused else exits.OK
+    return ExitCode.FAILED if plan.refused else ExitCode.OK
 
 
 def _major_steps(project: Project, plan: CutPlan) -> tuple[str, ...]:
@@ -136,7 +136,7 @@ def check(project: Project, contract_name: str | None, output_format: str, ignor
             results.append(result)
     findings = tuple(sorted((f for r in results for f in r.findings), key=Finding.sort_key))
     if output_format == "json":
-        body = {"ok": not findings, "contracts": [r.to_json() for r in results]}
+        body = {"ok": not findings, "contracts": [r.to_dict() for r in results]}
         click.echo(json.dumps(body, indent=2, ensure_ascii=False))
     elif output_format == "text":
         click.echo(_check_text(results), nl=False)
@@ -147,7 +147,7 @@ def check(project: Project, contract_name: str | None, output_format: str, ignor
         click.echo(
             render_report(report, output_format, rules, sources, __version__, "promptops-release-check/"), nl=False
         )
-    return exits.FAILED if findings else exits.OK
+    return ExitCode.FAILED if findings else ExitCode.OK
 
 
 def _check_text(results: list[ReleaseCheck]) -> str:
@@ -202,7 +202,7 @@ def verify(project: Project, contract_name: str | None, output_format: str) -> i
                     "lock_exists": lock.exists,
                     "releases": len(lock.releases),
                     "artifacts": len(lock.artifacts()),
-                    "problems": [p.to_json() for p in found],
+                    "problems": [p.to_dict() for p in found],
                 }
                 for lock, found in results
             ],
@@ -213,7 +213,7 @@ def verify(project: Project, contract_name: str | None, output_format: str) -> i
             click.echo(_verify_text(lock, found))
         if not results:
             click.echo("no release locks (versions/<contract>/releases.yaml) to verify")
-    return exits.FAILED if problems else exits.OK
+    return ExitCode.FAILED if problems else ExitCode.OK
 
 
 def _verify_text(lock: ReleaseLock, found: list[ArtifactProblem]) -> str:
@@ -243,12 +243,12 @@ def list_releases(project: Project, contract_name: str | None, output_format: st
             {
                 "contract": lock.contract,
                 "lock": lock.source,
-                "releases": [r.to_json(lock.directory) for r in lock.releases],
+                "releases": [r.to_dict(lock.directory) for r in lock.releases],
             }
             for lock in locks
         ]
         click.echo(json.dumps(body, indent=2, ensure_ascii=False))
-        return exits.OK
+        return ExitCode.OK
     for lock in locks:
         click.echo(one_line(f"{lock.contract} ({lock.source})"))
         if not lock.releases:
@@ -262,7 +262,7 @@ def list_releases(project: Project, contract_name: str | None, output_format: st
             )
     if not locks:
         click.echo("no release locks (versions/<contract>/releases.yaml)")
-    return exits.OK
+    return ExitCode.OK
 
 
 def _locks(project: Project, contract_name: str | None, *, every: bool = False) -> list[ReleaseLock]:

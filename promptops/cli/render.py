@@ -8,10 +8,10 @@ from typing import IO
 import click
 
 from promptops.changes import read_changed_files
-from promptops.cli import exits
 from promptops.cli.inputs import InputText
 from promptops.cli.project import Project, format_option, jinja_bytecode_cache, pass_project
 from promptops.errors import VersionError
+from promptops.outcomes import ExitCode
 from promptops.render import Renderer
 from promptops.versioning import PromptVersion
 
@@ -93,4 +93,4 @@ def render(
         click.echo(json.dumps(prompt.to_dict(), ensure_ascii=False))
     else:
         click.echo(prompt.text, nl=False)
-    return exits.OK
+    return ExitCode.OK

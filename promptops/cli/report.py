@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.store_options import (
     lock_timeout_option,
@@ -21,6 +20,7 @@ from promptops.cli.store_options import (
     store_option,
 )
 from promptops.errors import PromptopsError
+from promptops.outcomes import ExitCode
 from promptops.spark.options import engine_options
 
 
@@ -99,7 +99,7 @@ def report_command(
     ]
     if output_format == "json":
         click.echo(json.dumps({"contract": contract.name, "files": files, "rollouts": rollouts}, indent=2))
-        return exits.OK
+        return ExitCode.OK
     echo_lines(f"{contract.name}: wrote {', '.join(files.values())}")
     if not rollouts:
         echo_lines(f"  no rollout plans under rollout/{contract.name}/")
@@ -109,4 +109,4 @@ def report_command(
             f"  {r['rollout']} step {r['step']} ({r['step_name']}, candidate {r['weight']:.0%}): "
             f"{r['verdict']}{reason}: {r['sentence']}"
         )
-    return exits.OK
+    return ExitCode.OK

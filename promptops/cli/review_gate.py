@@ -105,7 +105,7 @@ def review_gate(
     if notice is not None:
         echo_lines(f"promptops: {notice}", err=True)
     if output_format == "json":
-        click.echo(result.to_json())
+        click.echo(result.dumps())
     else:
         echo_lines(*render_text(result))
     return result.exit_code

@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan, who
 from promptops.cli.rollout_moves import resume_command, retarget_command, retire_command, rollback_command
@@ -21,6 +20,7 @@ from promptops.cli.rollout_new import rollout_new
 from promptops.cli.rollout_simulate import simulate_command
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
 from promptops.escape import one_line
+from promptops.outcomes import ExitCode
 from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, Purpose
 from promptops.rollout.plan import Plan
@@ -72,7 +72,7 @@ def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
                 indent=2,
             )
         )
-        return exits.OK
+        return ExitCode.OK
     echo_lines(
         f"{plan.rollout_id} ({plan.contract}): {plan.baseline.prompt_version} -> {plan.candidate.prompt_version}, "
         f"unit {plan.unit}, alpha {plan.alpha}"
@@ -93,7 +93,7 @@ def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
             if need.baseline_needed:
                 detail += f", baseline {need.baseline_needed:,}"
         echo_lines(f"{marker} step {need.index} {need.name}: weight {need.weight:.0%}: {detail}{duration}")
-    return exits.OK
+    return ExitCode.OK
 
 
 @rollout.command("assign")
@@ -117,7 +117,7 @@ def assign_command(project: Project, plan_file: Path, unit: str, output_format: 
             f"{unit}: {chosen.arm} (prompt {chosen.versions.prompt_version}, schema "
             f"{chosen.versions.schema_version}; bucket {chosen.bucket:.6f} vs weight {chosen.weight:g}{held})"
         )
-    return exits.OK
+    return ExitCode.OK
 
 
 def _unreadable(project: Project, plan: Plan) -> str | None:
@@ -137,7 +137,7 @@ def routes_command(project: Project, plan_file: Path) -> int:
     """The current routing as JSON, for services that do not embed Python."""
     plan = read_plan(project, plan_file)
     click.echo(json.dumps(routes(plan, unreadable=_unreadable(project, plan)), indent=2))
-    return exits.OK
+    return ExitCode.OK
 
 
 def _hours(seconds: float) -> str:
@@ -230,7 +230,7 @@ def gate_command(
             strict_warnings=strict_warnings,
             strict_artifacts=strict_artifacts,
         )
-    click.echo(result.to_json() if output_format == "json" else "\n".join(_gate_text(result)))
+    click.echo(result.dumps() if output_format == "json" else "\n".join(_gate_text(result)))
     return result.exit_code
 
 
@@ -258,7 +258,7 @@ def status_command(
         )
     if output_format == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
-        return exits.OK
+        return ExitCode.OK
     data = report.to_dict()
     echo_lines(
         f"{plan.rollout_id}: step {plan.step} ({data['step_name']}), candidate {plan.weight:.0%}"
@@ -285,7 +285,7 @@ def status_command(
             f"  {transition.at.isoformat()} {transition.by}: {transition.action} {transition.from_step}->"
             f"{transition.to_step} {transition.verdict}{forced}: {transition.reason}"
         )
-    return exits.OK
+    return ExitCode.OK
 
 
 @rollout.command("promote")
@@ -323,9 +323,9 @@ def promote_command(
     try:
         moved = promote(plan_file, plan, result, by=who(by), now=now, force_reason=reason if force else None)
     except RolloutRefused as refused:
-        click.echo(result.to_json() if output_format == "json" else "\n".join(_gate_text(result)))
+        click.echo(result.dumps() if output_format == "json" else "\n".join(_gate_text(result)))
         echo_lines(f"promptops: {refused}", err=True)
-        return exits.FAILED
+        return ExitCode.FAILED
     if output_format == "json":
         click.echo(
             json.dumps(
@@ -338,4 +338,4 @@ def promote_command(
             f"{moved.rollout_id}: promoted to step {moved.step} ({moved.steps[moved.step].name}), "
             f"candidate {moved.weight:.0%}; gate {result.verdict}: {result.sentence}"
         )
-    return exits.OK
+    return ExitCode.OK

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, echo_lines
 from promptops.contract import list_contracts
+from promptops.outcomes import ExitCode
 from promptops.rollout.plan import ROLLOUT_DIR, Plan, PlanError, load_plan
 from promptops.rollout.session import RolloutRefused
 
@@ -71,9 +71,9 @@ def moved(plan: Plan, output_format: str, text: str) -> int:
         )
     else:
         echo_lines(text)
-    return exits.OK
+    return ExitCode.OK
 
 
 def refused(refused: RolloutRefused) -> int:
     echo_lines(f"promptops: {refused}", err=True)
-    return exits.FAILED
+    return ExitCode.FAILED

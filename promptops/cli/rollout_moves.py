@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, moved, read_plan, refused, transition_options, who
 from promptops.cli.store_options import parse_now
 from promptops.errors import PromptopsError, VersionError
+from promptops.outcomes import ExitCode
 from promptops.rollout.plan import Arm, Plan
 from promptops.rollout.session import RolloutRefused, resume, retarget, rollback
 from promptops.versioning import PromptVersion, SchemaVersion
@@ -138,12 +138,12 @@ def retire_command(project: Project, plan_file: Path, dry_run: bool, output_form
         change = plan_retirement(contract, load_lock(project.root, plan.contract), plan)
     except RetireRefused as refusal:
         echo_lines(f"promptops: {refusal}", err=True)
-        return exits.FAILED
+        return ExitCode.FAILED
     if not dry_run:
         retire(project.root, change)
     if output_format == "json":
         click.echo(json.dumps({"dry_run": dry_run, **change.to_dict()}))
-        return exits.OK
+        return ExitCode.OK
     old_floor, new_floor = change.schema_floor
     old_prompt, new_prompt = change.prompt_version
     verb = "would retire" if dry_run else "retired"
@@ -152,4 +152,4 @@ def retire_command(project: Project, plan_file: Path, dry_run: bool, output_form
         f"{old_floor} -> {new_floor}, policy.prompt_version {old_prompt} -> {new_prompt}; answers of major "
         f"{change.retired_major} are rejected from now on (incompatible_version)"
     )
-    return exits.OK
+    return ExitCode.OK

@@ -10,9 +10,9 @@ import json
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.completion import complete_contracts
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
+from promptops.outcomes import ExitCode
 
 
 @click.command("new")
@@ -61,7 +61,7 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
         click.echo(write.content, nl=False)
     else:
         echo_lines(f"created {write.path}", "", f"Next: promptops rollout gate {write.path}")
-    return exits.OK
+    return ExitCode.OK
 
 
 def _remove_dead_temps(project: Project, contract: str) -> None:

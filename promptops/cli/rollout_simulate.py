@@ -13,7 +13,6 @@ from typing import TypeVar
 
 import click
 
-from promptops.cli import exits
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan
@@ -21,6 +20,7 @@ from promptops.cli.store_options import parse_now
 from promptops.errors import PromptopsError
 from promptops.escape import one_line
 from promptops.files import write_output
+from promptops.outcomes import ExitCode
 
 _PROFILES = ("baseline", "candidate", "regression")  # promptops.simulate's ArmProfile constants
 MAX_RESPONSES = 10_000_000  # the log is built in memory
@@ -121,7 +121,7 @@ def simulate_command(
         split = ", ".join(f"{arm} {count:,}" for arm, count in sorted(arms.items()))
         noun = "simulated response" if responses == 1 else "simulated responses"
         click.echo(one_line(f"{summary['log']}: {responses:,} {noun} ({split})"))
-    return exits.OK
+    return ExitCode.OK
 
 
 def _check_replaceable(project: Project, path: Path) -> None:

@@ -15,11 +15,11 @@ from typing import Any
 import click
 
 from promptops import __version__
-from promptops.cli import exits
 from promptops.cli.completion import complete_builtin_contracts
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.contract import VERSIONS_DIR
 from promptops.files import WriteError, directory_lock, remove_stray_temps
+from promptops.outcomes import ExitCode
 from promptops.scaffold import (
     PRE_COMMIT_SNIPPET,
     ContractRequest,
@@ -98,11 +98,11 @@ def init_command(ctx: click.Context, dry_run: bool, output_format: str) -> int:
                 indent=2,
             )
         )
-        return exits.OK
+        return ExitCode.OK
     for line in _report(writes, dry_run):
         click.echo(line)
     click.echo(f"\nAdd to .pre-commit-config.yaml:\n\n{snippet}\nNext: {next_command}")
-    return exits.OK
+    return ExitCode.OK
 
 
 @click.group("contract")
@@ -243,8 +243,8 @@ def contract_new(
     next_command = f"promptops lint && promptops release cut --contract {name}"
     if output_format == "json":
         click.echo(json.dumps({"dry_run": dry_run, "writes": [w.to_dict() for w in writes], "next": next_command}))
-        return exits.OK
+        return ExitCode.OK
     for line in _report(writes, dry_run):
         click.echo(line)
     click.echo(f"\nNext: {next_command}")
-    return exits.OK
+    return ExitCode.OK

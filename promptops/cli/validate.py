@@ -11,14 +11,14 @@ from typing import IO, Any
 import click
 import msgspec
 
-from promptops.cli import exits
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.errors import PromptopsError
 from promptops.escape import one_line
 from promptops.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
+from promptops.outcomes import ExitCode, exit_code, verdict_of
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
-from promptops.parsing.diagnostics import COERCION_CODES, ERROR, WARNING
+from promptops.parsing.diagnostics import ERROR, WARNING
 from promptops.versioning import PromptVersion, SchemaVersion
 from promptops.wording import count
 
@@ -126,12 +126,12 @@ def _validate_batch(
     tally: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     drops: Counter[str] = Counter()
-    code = exits.OK
+    code: int = ExitCode.OK
     for line_number, record in _records(source, name):
         if isinstance(record, str):
             click.echo(one_line(f"promptops: {name}:{line_number}: {record}"), err=True)
             tally["bad records"] += 1
-            code = exits.TOOL_FAILURE
+            code = ExitCode.TOOL_FAILURE
             continue
         changed = record.get("changed_files")
         if changed is not None:
@@ -143,7 +143,7 @@ def _validate_batch(
                 one_line(f"promptops: {name}:{line_number}: record has no changed_files and none were given"), err=True
             )
             tally["bad records"] += 1
-            code = exits.TOOL_FAILURE
+            code = ExitCode.TOOL_FAILURE
             continue
         versions = (
             record.get("schema_version") or request_versions[0],
@@ -156,7 +156,7 @@ def _validate_batch(
                 raise
             click.echo(one_line(f"promptops: {name}:{line_number}: could not be read: {_one_line(problem)}"), err=True)
             tally["bad records"] += 1
-            code = exits.TOOL_FAILURE
+            code = ExitCode.TOOL_FAILURE
             continue
         tally[outcome.outcome] += 1
         if outcome.reason is not None:
@@ -164,7 +164,7 @@ def _validate_batch(
         drops.update(str(d.code) for d in outcome.diagnostics if d.level == WARNING)
         tally["findings seen"] += outcome.findings_seen
         tally["findings kept"] += outcome.findings_kept
-        if code != exits.TOOL_FAILURE:
+        if code != ExitCode.TOOL_FAILURE:
             code = max(code, _exit_code(outcome, strict_warnings))
         if output_format == "json":
             out.write(msgspec.json.encode({"response_id": record.get("response_id"), **outcome.to_dict()}) + b"\n")
@@ -233,15 +233,9 @@ def describe(outcome: ParseOutcome) -> list[str]:
     for diagnostic in outcome.diagnostics:
         if diagnostic.level == ERROR:
             continue
-        if diagnostic.code in COERCION_CODES:
-            kind = "coerced"
-        elif diagnostic.finding_index is not None and diagnostic.message.startswith("finding dropped"):
-            kind = "dropped"
-        else:
-            kind = diagnostic.level
+        kind = diagnostic.disposition or diagnostic.level
         who = f" ({diagnostic.finding_id})" if diagnostic.finding_id else ""
-        message = diagnostic.message.removeprefix("finding dropped: ")
-        lines.append(f"  {kind} {diagnostic.path or '-'}{who}: {diagnostic.code}: {message}")
+        lines.append(f"  {kind} {diagnostic.path or '-'}{who}: {diagnostic.code}: {diagnostic.detail}")
     return [one_line(line) for line in lines]  # messages quote the model's text
 
 
@@ -260,11 +254,8 @@ def _batch_summary(tally: Counter[str], reasons: Counter[str], drops: Counter[st
 
 
 def _exit_code(outcome: ParseOutcome, strict_warnings: bool) -> int:
-    if not outcome.accepted:
-        return exits.FAILED
-    if strict_warnings and outcome.has_warnings:
-        return exits.WARNINGS
-    return exits.OK
+    verdict = verdict_of(failed=not outcome.accepted, warned=outcome.has_warnings)
+    return exit_code(verdict, strict_warnings=strict_warnings)
 
 
 def _parse_version(text: str | None, parse: Any) -> Any:

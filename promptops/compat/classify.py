@@ -40,13 +40,13 @@ class Comparison:
             return ()
         return tuple(d for d in self.differences if d.change is self.change)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """Exactly the ``promptops compat diff --format json`` object (docs/compat.md)."""
         return {
             "change": str(self.change),
             "backward_compatible": self.backward_compatible,
             "forward_compatible": self.forward_compatible,
-            "differences": [d.to_json() for d in self.differences],
+            "differences": [d.to_dict() for d in self.differences],
         }
 
 

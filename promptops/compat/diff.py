@@ -327,7 +327,7 @@ def _bound(
 ) -> list[Difference]:
     if before == after:
         return []
-    shown = (None if before is None else before.to_json(base), None if after is None else after.to_json(base))
+    shown = (None if before is None else before.to_dict(base), None if after is None else after.to_dict(base))
     text = f"{base} {_bound_text(before, base)} -> {_bound_text(after, base)}"
     if after is None:
         return [widening(keyword_kind(base, "removed"), path, text, shown)]

@@ -148,7 +148,7 @@ class Difference:
             return "old parsers accept the new documents only by ignoring unknown properties"
         return "no document changes validity"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "kind": str(self.kind),
             "path": self.path,

@@ -57,7 +57,7 @@ class Bound:
         nudged = self.value == other.value and other.exclusive and not self.exclusive
         return self.value > other.value or nudged
 
-    def to_json(self, keyword: str) -> dict[str, Any]:
+    def to_dict(self, keyword: str) -> dict[str, Any]:
         """``{"minimum": 3}`` or ``{"exclusiveMinimum": 3}`` for keyword ``minimum`` (draft 6+ spelling)."""
         name = f"exclusive{keyword[0].upper()}{keyword[1:]}" if self.exclusive else keyword
         return {name: number_json(self.value)}

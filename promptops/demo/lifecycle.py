@@ -21,9 +21,10 @@ from promptops.contract import load_contract
 from promptops.demo.workspace import CONTRACT, ROLLOUT, ReleaseStep, install, prepare
 from promptops.files import write_atomic
 from promptops.lint import lint
+from promptops.outcomes import Verdict
 from promptops.release import CutRequest, plan_cut, write_release
 from promptops.report import write_report
-from promptops.rollout.gate import GateResult, Purpose, Verdict
+from promptops.rollout.gate import GateResult, Purpose
 from promptops.rollout.plan import Plan, load_plan, plan_path
 from promptops.rollout.policies import RolloutPolicies
 from promptops.rollout.session import RolloutRefused, promote, rollback, run_gate
@@ -181,7 +182,7 @@ def _schema_stage(workspace: Path, latest: ReleaseStep, previous: ReleaseStep) -
         "Diff the schema",
         f"promptops compat diff {folder}/{previous.schema_version}.json {folder}/{latest.schema_version}.json",
         tuple(lines),
-        {"compat": comparison.to_json()},
+        {"compat": comparison.to_dict()},
     )
 
 

@@ -31,7 +31,7 @@ def render_report(
 ) -> str:
     """The report in format ``fmt``; ``sources`` maps files to their lines (for SARIF fingerprints)."""
     if fmt == "json":
-        return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(to_dict(report), indent=2, ensure_ascii=False) + "\n"
     if fmt == "github":
         return "".join(github_line(f) + "\n" for f in report.findings)
     if fmt == "gitlab":
@@ -72,7 +72,7 @@ def to_text(report: LintReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_json(report: LintReport) -> dict[str, Any]:
+def to_dict(report: LintReport) -> dict[str, Any]:
     return {
         "files": list(report.files),
         "findings": [f.to_dict() for f in report.findings],

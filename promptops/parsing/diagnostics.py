@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -23,6 +23,8 @@ _to_builtins = msgspec.to_builtins
 ERROR = "error"
 WARNING = "warning"
 INFO = "info"
+# What became of the model's text, when the code alone does not say: a field, so nothing reads it from the message.
+Disposition = Literal["dropped", "coerced"]
 
 
 class Code(StrEnum):
@@ -78,9 +80,12 @@ DROP_CODES = frozenset(
 
 
 class Diagnostic:
-    """One thing the parser noticed, with where it was (``findings[3].line``) and which finding."""
+    """One thing the parser noticed, with where it was (``findings[3].line``) and which finding.
 
-    __slots__ = ("code", "finding_id", "finding_index", "level", "message", "path")
+    ``detail`` is what happened; ``message`` (the published text) prefixes a drop with "finding dropped: ".
+    """
+
+    __slots__ = ("code", "detail", "disposition", "finding_id", "finding_index", "level", "message", "path")
 
     def __init__(
         self,
@@ -90,11 +95,14 @@ class Diagnostic:
         message: str,
         finding_index: int | None = None,
         finding_id: str | None = None,
+        disposition: Disposition | None = None,
     ) -> None:
         self.code = code
         self.level = level
         self.path = path
-        self.message = message
+        self.detail = message
+        self.message = f"finding dropped: {message}" if disposition == "dropped" else message
+        self.disposition = disposition
         self.finding_index = finding_index
         self.finding_id = finding_id
 

@@ -204,11 +204,11 @@ def _cut_id(cut_text: str, id_field: str | None) -> str | None:
 
 
 def _drop(code: Code, path: str, message: str, index: int, finding_id: str | None) -> Diagnostic:
-    return Diagnostic(code, WARNING, path, f"finding dropped: {message}", index, finding_id)
+    return Diagnostic(code, WARNING, path, message, index, finding_id, "dropped")
 
 
 def coercion_diag(coercion: Coercion, index: int | None = None, finding_id: str | None = None) -> Diagnostic:
-    return Diagnostic(coercion.code, INFO, coercion.path, coercion.message, index, finding_id)
+    return Diagnostic(coercion.code, INFO, coercion.path, coercion.message, index, finding_id, "coerced")
 
 
 def ignored_note(where: str, shape: OutputShape) -> Diagnostic:

@@ -84,7 +84,7 @@ class ArtifactProblem(NamedTuple):
     locked: str | None = None  # the sha256 in the lock
     actual: str | None = None  # the sha256 on disk
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_dict(self) -> dict[str, str | None]:
         return {
             "kind": self.kind,
             "file": self.file,

@@ -208,15 +208,15 @@ class ReleaseCheck(NamedTuple):
     schema: SchemaCheck | None
     findings: tuple[Finding, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "contract": self.contract,
             "head": self.head,
             "ok": not self.findings,
             "prompt_version": None if self.pins is None else self.pins.prompt_text,
             "schema_version": None if self.pins is None else self.pins.schema_text,
-            "prompt": None if self.prompt is None else self.prompt.to_json(),
-            "schema": None if self.schema is None else self.schema.to_json(),
+            "prompt": None if self.prompt is None else self.prompt.to_dict(),
+            "schema": None if self.schema is None else self.schema.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
         }
 

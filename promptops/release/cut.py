@@ -68,7 +68,7 @@ class SchemaCheck:
     computed: str  # initial | unchanged | patch | minor | major (from the schemas)
     comparison: TransitiveComparison | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         forcing = self.comparison.forcing if self.comparison is not None else ()
         return {
             "version": str(self.version),
@@ -76,7 +76,7 @@ class SchemaCheck:
             "declared": self.declared,
             "computed": self.computed,
             "against": [str(v) for v, _ in self.comparison.comparisons] if self.comparison is not None else [],
-            "forcing": [{"against": str(v), **d.to_json()} for v, d in forcing],
+            "forcing": [{"against": str(v), **d.to_dict()} for v, d in forcing],
         }
 
 
@@ -88,13 +88,13 @@ class PromptCheck:
     computed: str  # initial | patch | minor | major (from the rendered contracts)
     comparison: PromptComparison | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "version": str(self.version),
             "previous": None if self.previous is None else str(self.previous),
             "declared": self.declared,
             "computed": self.computed,
-            "differences": [] if self.comparison is None else [d.to_json() for d in self.comparison.differences],
+            "differences": [] if self.comparison is None else [d.to_dict() for d in self.comparison.differences],
         }
 
 
@@ -121,15 +121,15 @@ class CutPlan:
     def directory(self) -> str:
         return self.lock.directory
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "contract": self.contract,
             "head": self.head,
             "refused": self.refused,
             "refusals": list(self.refusals),
-            "prompt": None if self.prompt is None else self.prompt.to_json(),
-            "schema": None if self.schema is None else self.schema.to_json(),
-            "release": None if self.release is None else self.release.to_json(self.directory),
+            "prompt": None if self.prompt is None else self.prompt.to_dict(),
+            "schema": None if self.schema is None else self.schema.to_dict(),
+            "release": None if self.release is None else self.release.to_dict(self.directory),
             "writes": [*sorted(f"{self.directory}/{p}" for p in self.files), f"{self.directory}/{LOCK_FILE}"],
             "lint": [f.to_dict() for f in self.lint_findings],
         }

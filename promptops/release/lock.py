@@ -77,7 +77,7 @@ class Release(NamedTuple):
         """The snapshot's path under versions/<contract>/."""
         return snapshot_path(self.version)
 
-    def to_json(self, directory: str) -> dict[str, Any]:
+    def to_dict(self, directory: str) -> dict[str, Any]:
         """The entry as JSON, artifact paths repo-relative (``directory`` is the contract's, e.g. versions/x)."""
         return {
             "version": str(self.version),

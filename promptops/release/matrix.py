@@ -31,7 +31,7 @@ class Cell:
     reading: str  # exact | tolerant | rejected
     change: str | None  # class of floor schema -> release schema (None when rejected)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "floor": str(self.floor),
             "prompt_version": str(self.release.version),
@@ -53,7 +53,7 @@ class Matrix:
     def cell(self, floor: SchemaVersion, release: Release) -> Cell:
         return next(c for c in self.cells if c.floor == floor and c.release is release)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "contract": self.contract,
             "policy_floor": str(self.policy_floor),
@@ -68,7 +68,7 @@ class Matrix:
                 }
                 for r in self.releases
             ],
-            "cells": [c.to_json() for c in self.cells],
+            "cells": [c.to_dict() for c in self.cells],
         }
 
 

@@ -50,7 +50,7 @@ class StatedField:
         level = _LEVEL_NAMES[self.level]
         return f"{level} field `{self.name}`" if level else f"field `{self.name}`"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "level": self.level,
             "name": self.name,
@@ -73,7 +73,7 @@ class PromptDifference:
     change: str  # patch | minor | major
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "field": self.field, "change": self.change, "message": self.message}
 
 
@@ -92,12 +92,12 @@ class PromptComparison:
         change = self.change
         return tuple(d for d in self.differences if d.change == change) if change != PATCH else ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "change": self.change,
             "old_schema_version": str(self.old),
             "new_schema_version": str(self.new),
-            "differences": [d.to_json() for d in self.differences],
+            "differences": [d.to_dict() for d in self.differences],
         }
 
 

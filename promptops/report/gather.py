@@ -322,7 +322,7 @@ def _releases(root: Path, contract: Contract) -> tuple[tuple[dict[str, Any], ...
     if missing:
         raise ReportError(f"{lock.source}: released schema {missing[0]} has no schema file in {contract.directory}")
     matrix = compat_matrix(lock, schemas, contract.default_policy.schema_floor)
-    return history, matrix.to_json()
+    return history, matrix.to_dict()
 
 
 def _utc(moment: datetime | date) -> datetime:

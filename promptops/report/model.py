@@ -217,7 +217,7 @@ class ContractReport:
     traffic: tuple[TrafficRow, ...]
     examples: tuple[Example, ...]
     releases: tuple[dict[str, Any], ...]
-    matrix: dict[str, Any] | None  # Matrix.to_json(); None when there are no releases
+    matrix: dict[str, Any] | None  # Matrix.to_dict(); None when there are no releases
     notes: tuple[str, ...] = field(default=())  # what was left out, so a reader knows the view is partial
 
     def to_dict(self) -> dict[str, Any]:

@@ -20,11 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from promptops.outcomes import Verdict
 from promptops.report.model import ContractReport, RolloutView, TrafficRow
 from promptops.rollout.gate import ARMS
 from promptops.rollout.stats import zero_failure_sample
 
-_VERDICTS = ("Passed", "PassedWithWarnings", "Failed", "Escalate", "Skipped")
+_VERDICTS = tuple(v.value for v in Verdict if v is not Verdict.NOT_APPLICABLE)  # a rollout gate's verdicts
 _STATUSES = ("pass", "fail", "inconclusive", "warn")
 _SLICE = ("contract", "rollout", "arm", "prompt_version", "schema_version")
 

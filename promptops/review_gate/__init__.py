@@ -5,7 +5,7 @@ Usage::
     from promptops.review_gate import ReviewPolicy, ReviewRequest, Stage, review
 
     result = review(ReviewRequest(Path("."), "SPEC-KIT-921", Stage.PLAN, ReviewPolicy(strict_artifacts=True)))
-    result.verdict, result.exit_code, result.to_json()
+    result.verdict, result.exit_code, result.dumps()
 
 Modules, one concept each: ``topology`` (where evidence lives), ``stages`` (stage to checkpoint),
 ``consensus`` (file selection and parsing), ``signals`` (what blocks and what warns), ``telemetry``
@@ -14,6 +14,7 @@ Modules, one concept each: ``topology`` (where evidence lives), ``stages`` (stag
 (the orchestration).
 """
 
+from promptops.outcomes import Verdict
 from promptops.review_gate.consensus import (
     ConsensusParseError,
     ConsensusRecord,
@@ -30,7 +31,7 @@ from promptops.review_gate.signals import Origin, ReviewSignal, Role, Severity, 
 from promptops.review_gate.stages import Checkpoint, Stage, StageResolution, resolve_stage
 from promptops.review_gate.telemetry import Telemetry, TelemetryFile
 from promptops.review_gate.topology import Topology
-from promptops.review_gate.verdict import Reason, ReasonCode, Resolution, Verdict
+from promptops.review_gate.verdict import Reason, ReasonCode, Resolution
 
 __all__ = [
     "Checkpoint",

@@ -18,7 +18,7 @@ from typing import Any
 
 from promptops.contract import Contract
 from promptops.merge import SourceReport
-from promptops.parsing.diagnostics import DROP_CODES, WARNING, Diagnostic
+from promptops.parsing.diagnostics import Diagnostic
 from promptops.review_gate.signals import Origin, ReviewSignal, Severity, SignalKind, infer_role
 
 BLOCKING_LEVEL = "critical"  # the highest common severity (P0 and "critical" map to it)
@@ -35,7 +35,7 @@ def lost_signals(source: SourceReport, contract: Contract, raw: str | bytes) -> 
     seen: set[int] = set()
     for diagnostic in source.outcome.diagnostics:
         index = diagnostic.finding_index
-        if diagnostic.level != WARNING or diagnostic.code not in DROP_CODES or index is None or index in seen:
+        if diagnostic.disposition != "dropped" or index is None or index in seen:
             continue
         seen.add(index)  # one signal per dropped finding: its first reason
         finding = findings[index] if findings is not None and 0 <= index < len(findings) else None

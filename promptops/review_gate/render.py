@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from promptops.escape import one_line
+from promptops.outcomes import Verdict
 from promptops.review_gate.result import ReviewResult
 from promptops.review_gate.signals import ReviewSignal
-from promptops.review_gate.verdict import Verdict
 
 
 def headline(result: ReviewResult) -> str:

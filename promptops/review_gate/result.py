@@ -1,7 +1,7 @@
 """The review result and its stable JSON form.
 
 The JSON form is the contract with CI: keys sorted, two-space indent, ASCII only, no timestamps, no absolute
-paths. The library's :meth:`ReviewResult.to_json` and ``promptops review-gate --format json`` print the same
+paths. The library's :meth:`ReviewResult.dumps` and ``promptops review-gate --format json`` print the same
 bytes for the same inputs (the CLI adds one trailing newline).
 """
 
@@ -11,13 +11,14 @@ import json
 from dataclasses import dataclass, fields
 from typing import Any
 
+from promptops.outcomes import Verdict, exit_code
 from promptops.review_gate.consensus import ConsensusRecord
 from promptops.review_gate.policy import ReviewPolicy
 from promptops.review_gate.signals import ReviewSignal
 from promptops.review_gate.stages import Checkpoint, Stage
 from promptops.review_gate.telemetry import Telemetry
 from promptops.review_gate.topology import is_repo_relative
-from promptops.review_gate.verdict import Reason, Resolution, Verdict, exit_code
+from promptops.review_gate.verdict import Reason, Resolution
 
 RESULT_VERSION = 1
 
@@ -89,7 +90,8 @@ class ReviewResult:
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.verdict, self.policy)
+        policy = self.policy
+        return exit_code(self.verdict, strict_warnings=policy.strict_warnings, strict_artifacts=policy.strict_artifacts)
 
     def to_dict(self) -> dict[str, Any]:
         checkpoint = self.evaluated_checkpoint
@@ -113,6 +115,6 @@ class ReviewResult:
             "policy": self.policy.to_dict(),
         }
 
-    def to_json(self) -> str:
+    def dumps(self) -> str:
         """The stable JSON form (no trailing newline)."""
         return json.dumps(self.to_dict(), sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False)

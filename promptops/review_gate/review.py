@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from promptops.outcomes import Verdict
 from promptops.review_gate.consensus import ConsensusParseError, ConsensusRecord, holds_conflict, parse_consensus
 from promptops.review_gate.evidence import (
     ConsensusEvidence,
@@ -24,7 +25,7 @@ from promptops.review_gate.signals import ReviewSignal, consensus_signals, parse
 from promptops.review_gate.stages import Stage, resolve_stage
 from promptops.review_gate.telemetry import read_telemetry
 from promptops.review_gate.topology import check_spec_id
-from promptops.review_gate.verdict import Reason, ReasonCode, Verdict, display_verdict, resolve
+from promptops.review_gate.verdict import Reason, ReasonCode, display_verdict, resolve
 from promptops.wording import count
 
 

@@ -1,9 +1,9 @@
-"""Resolution, display verdict and exit code (the invariant and the verdict table of docs/review-gate.md).
+"""Resolution and display verdict (the invariant and the verdict table of docs/review-gate.md).
 
 Resolution is the gate decision: AutoApply or Escalate; it exists only when evidence was evaluated (None for
-Skipped and NotApplicable). The display verdict adds the skip and warning cases, and the exit code applies the
-policy's strict flags. NotApplicable (Specify) is a promptops addition: exit 0 always,
-because the stage has no review point, so nothing is missing and nothing failed.
+Skipped and NotApplicable). The display verdict adds the skip and warning cases; the exit code
+(``promptops.outcomes.exit_code``) applies the policy's strict flags. NotApplicable (Specify) is a promptops
+addition: exit 0 always, because the stage has no review point, so nothing is missing and nothing failed.
 """
 
 from __future__ import annotations
@@ -12,26 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from promptops.review_gate.policy import ReviewPolicy
+from promptops.outcomes import Verdict
 from promptops.review_gate.signals import ReviewSignal
-
-# The same numbers as promptops.cli.exits (the library does not import the CLI).
-EXIT_OK = 0
-EXIT_WARNINGS = 1
-EXIT_FAILED = 2
 
 
 class Resolution(StrEnum):
     AUTO_APPLY = "AutoApply"
     ESCALATE = "Escalate"
-
-
-class Verdict(StrEnum):
-    PASSED = "Passed"
-    PASSED_WITH_WARNINGS = "PassedWithWarnings"
-    FAILED = "Failed"
-    SKIPPED = "Skipped"
-    NOT_APPLICABLE = "NotApplicable"
 
 
 class ReasonCode(StrEnum):
@@ -70,13 +57,3 @@ def display_verdict(resolution: Resolution | None, signals: Sequence[ReviewSigna
     if resolution is Resolution.ESCALATE:
         return Verdict.FAILED
     return Verdict.PASSED_WITH_WARNINGS if signals else Verdict.PASSED
-
-
-def exit_code(verdict: Verdict, policy: ReviewPolicy) -> int:
-    if verdict is Verdict.PASSED_WITH_WARNINGS:
-        return EXIT_WARNINGS if policy.strict_warnings else EXIT_OK
-    if verdict is Verdict.FAILED:
-        return EXIT_FAILED
-    if verdict is Verdict.SKIPPED:
-        return EXIT_FAILED if policy.strict_artifacts else EXIT_OK
-    return EXIT_OK  # Passed, NotApplicable

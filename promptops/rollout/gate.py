@@ -15,6 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from promptops.outcomes import Verdict, exit_code
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import newcombe, sample_ratio_p_value, wilson, z_one_sided, zero_failure_sample
 
@@ -27,14 +28,6 @@ _INDICATOR = {
     "rejected": "rejected",
     "all_findings_dropped": "all_findings_dropped",
 }
-
-
-class Verdict(StrEnum):
-    PASSED = "Passed"
-    PASSED_WITH_WARNINGS = "PassedWithWarnings"
-    FAILED = "Failed"
-    ESCALATE = "Escalate"
-    SKIPPED = "Skipped"
 
 
 class Reason(StrEnum):
@@ -149,7 +142,7 @@ class GateResult:
             "metrics": [m.to_dict() for m in self.metrics],
         }
 
-    def to_json(self) -> str:
+    def dumps(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False)
 
 
@@ -308,17 +301,6 @@ def evaluate(
         metrics=metrics,
         srm=srm,
     )
-
-
-def exit_code(verdict: Verdict, *, strict_warnings: bool = False, strict_artifacts: bool = False) -> int:
-    """As the review gate's: Passed 0; PassedWithWarnings 0 (1 strict); Failed/Escalate 2; Skipped 0 (2 strict)."""
-    if verdict in (Verdict.FAILED, Verdict.ESCALATE):
-        return 2
-    if verdict == Verdict.PASSED_WITH_WARNINGS:
-        return 1 if strict_warnings else 0
-    if verdict == Verdict.SKIPPED:
-        return 2 if strict_artifacts else 0
-    return 0
 
 
 def _metric(slo: Slo, counts: dict[str, ArmCounts], plan: Plan, z: float) -> MetricResult:

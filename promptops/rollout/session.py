@@ -14,7 +14,8 @@ from typing import Any
 
 from promptops.contract import Contract
 from promptops.errors import PromptopsError
-from promptops.rollout.gate import GateResult, Purpose, Verdict, evaluate, read_window
+from promptops.outcomes import Verdict
+from promptops.rollout.gate import GateResult, Purpose, evaluate, read_window
 from promptops.rollout.plan import Arm, Plan, Transition, append_transition
 from promptops.rollout.readiness import parser_readiness
 

@@ -233,7 +233,7 @@ def parse_records(records: DataFrame, setup: ParserSetup) -> DataFrame:
         F.col("value").cast("binary"),
         "error",
     )
-    return frame.mapInArrow(_parser(setup.to_json()), PARSED_DDL)
+    return frame.mapInArrow(_parser(setup.dumps()), PARSED_DDL)
 
 
 def _parser(setup_json: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:

@@ -47,17 +47,17 @@ class ParserSetup:
                         raise PromptopsError(f"{relative}: cannot read: {problem}") from None
         return cls(tuple(found))
 
-    def to_json(self) -> str:
+    def dumps(self) -> str:
         return json.dumps(dict(self.files), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> ParserSetup:
+    def loads(cls, text: str) -> ParserSetup:
         data = json.loads(text)
         return cls(tuple(sorted((str(k), str(v)) for k, v in data.items())))
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
+        return hashlib.sha256(self.dumps().encode()).hexdigest()[:16]
 
 
 # Per Python worker: the unpacked roots and their caches, by setup digest (a worker runs many tasks).
@@ -69,7 +69,7 @@ def parser_cache(setup_json: str) -> ParserCache:
     """The ParserCache for a packed setup, built once per worker process."""
     from promptops.rollout.policies import RolloutPolicies  # loaded on the executor only when parsing
 
-    setup = ParserSetup.from_json(setup_json)
+    setup = ParserSetup.loads(setup_json)
     digest = setup.digest
     cache = _CACHES.get(digest)
     if cache is None:

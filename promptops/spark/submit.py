@@ -17,6 +17,7 @@ from pathlib import Path
 
 from promptops.errors import PromptopsError
 from promptops.escape import one_line
+from promptops.outcomes import ExitCode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,12 +47,12 @@ def main(argv: list[str] | None = None) -> int:
             )
     except PromptopsError as problem:
         print(f"promptops: error: {one_line(problem)}", file=sys.stderr)
-        return 3
+        return ExitCode.TOOL_FAILURE
     for line in bad:
         print(f"promptops: {one_line(line)}", file=sys.stderr)
     for failed in report.failed:
         print(f"promptops: error: {one_line(failed.error)}", file=sys.stderr)
-    code = 3 if report.failed else 2 if report.bad_records else 0
+    code = ExitCode.TOOL_FAILURE if report.failed else ExitCode.FAILED if report.bad_records else ExitCode.OK
     print(json.dumps({"store": args.store, **report.to_dict(), "exit_code": code}, indent=2))
     return code
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from promptops.cli import exits, run
+from promptops.cli import run
+from promptops.outcomes import ExitCode
 
 REPO = Path(__file__).resolve().parents[2]
 REVIEW_RESULT = REPO / "versions" / "review-result" / "schemas" / "1.0.json"
@@ -27,7 +28,7 @@ def _with_finding_property(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 def test_json_output_is_exactly_the_design_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     new = _write(tmp_path / "new.json", _with_finding_property("fix_hint", {"type": "string"}))
-    assert run(["compat", "diff", str(REVIEW_RESULT), str(new), "--format", "json"]) == exits.OK
+    assert run(["compat", "diff", str(REVIEW_RESULT), str(new), "--format", "json"]) == ExitCode.OK
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["change", "backward_compatible", "forward_compatible", "differences"]
     assert out["change"] == "minor"
@@ -43,7 +44,7 @@ def test_major_change_still_exits_zero(tmp_path: Path, capsys: pytest.CaptureFix
     data = json.loads(REVIEW_RESULT.read_text(encoding="utf-8"))
     data["properties"]["findings"]["items"]["required"].append("suggestion")
     new = _write(tmp_path / "new.json", data)
-    assert run(["compat", "diff", str(REVIEW_RESULT), str(new), "--format", "json"]) == exits.OK
+    assert run(["compat", "diff", str(REVIEW_RESULT), str(new), "--format", "json"]) == ExitCode.OK
     out = json.loads(capsys.readouterr().out)
     assert out["change"] == "major"
     assert [d["kind"] for d in out["differences"]] == ["required_added"]
@@ -53,7 +54,7 @@ def test_text_output_explains_each_difference(tmp_path: Path, capsys: pytest.Cap
     data = _with_finding_property("fix_hint", {"type": "string"})
     data["properties"]["findings"]["items"]["properties"]["severity"]["enum"].append("trivial")
     new = _write(tmp_path / "new.json", data)
-    assert run(["compat", "diff", str(REVIEW_RESULT), str(new)]) == exits.OK
+    assert run(["compat", "diff", str(REVIEW_RESULT), str(new)]) == ExitCode.OK
     text = capsys.readouterr().out
     assert text.splitlines()[0].endswith(": major")
     assert "$.findings[*].severity  enum_extended" in text
@@ -66,7 +67,7 @@ def test_annotation_only_change_is_patch(tmp_path: Path, capsys: pytest.CaptureF
     data["properties"]["summary"]["description"] = "One paragraph."
     data["title"] = "Review result"
     new = _write(tmp_path / "new.json", data)
-    assert run(["compat", "diff", str(REVIEW_RESULT), str(new), "--format", "json"]) == exits.OK
+    assert run(["compat", "diff", str(REVIEW_RESULT), str(new), "--format", "json"]) == ExitCode.OK
     assert json.loads(capsys.readouterr().out) == {
         "change": "patch",
         "backward_compatible": True,
@@ -93,7 +94,7 @@ def test_bad_schema_file_is_one_line_error_naming_it(
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")
-    assert run(["compat", "diff", str(REVIEW_RESULT), str(bad)]) == exits.TOOL_FAILURE
+    assert run(["compat", "diff", str(REVIEW_RESULT), str(bad)]) == ExitCode.TOOL_FAILURE
     captured = capsys.readouterr()
     assert captured.out == ""
     [line] = captured.err.splitlines()
@@ -103,7 +104,7 @@ def test_bad_schema_file_is_one_line_error_naming_it(
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "nope.json"
-    assert run(["compat", "diff", str(missing), str(REVIEW_RESULT)]) == exits.TOOL_FAILURE
+    assert run(["compat", "diff", str(missing), str(REVIEW_RESULT)]) == ExitCode.TOOL_FAILURE
     expected = f"promptops: error: {missing}: cannot read: No such file or directory"
     assert capsys.readouterr().err.strip() == expected
 
@@ -115,5 +116,5 @@ def test_draft04_schema_is_checked_against_its_own_metaschema(
     old_schema = {"$schema": draft04, "type": "number", "minimum": 0, "exclusiveMinimum": True}
     old = _write(tmp_path / "old.json", old_schema)
     new = _write(tmp_path / "new.json", {"type": "number", "exclusiveMinimum": 0})
-    assert run(["compat", "diff", str(old), str(new), "--format", "json"]) == exits.OK
+    assert run(["compat", "diff", str(old), str(new), "--format", "json"]) == ExitCode.OK
     assert json.loads(capsys.readouterr().out)["change"] == "patch"

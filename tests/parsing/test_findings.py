@@ -64,6 +64,7 @@ def test_bad_findings_are_dropped_alone(both: Parser, overrides: dict[str, Any],
     drops = [d for d in outcome.diagnostics if d.level == "warning"]
     assert [(d.code, d.path, d.finding_index) for d in drops] == [(code, path, 0)]
     assert drops[0].message.startswith("finding dropped: ")
+    assert (drops[0].disposition, drops[0].message) == ("dropped", f"finding dropped: {drops[0].detail}")
     assert (outcome.findings_seen, outcome.findings_kept, outcome.findings_dropped) == (2, 1, 1)
 
 
@@ -122,6 +123,7 @@ def test_safe_scalar_coercions_are_applied_and_logged(
     assert {k: kept[k] for k in expected} == expected
     assert [(d.code, d.path) for d in outcome.diagnostics] == coerced
     assert all(d.level == "info" and d.finding_index == 0 and d.finding_id == "F1" for d in outcome.diagnostics)
+    assert all(d.disposition == "coerced" and d.message == d.detail for d in outcome.diagnostics)
     assert outcome.findings_coerced == (1 if coerced else 0)
 
 

@@ -150,7 +150,7 @@ def test_prompt_change_classes(new_text: str, new_shape: OutputShape, change: st
     comparison = classify_prompt(old, new)
     assert comparison.change == change
     assert [d.kind for d in comparison.differences] == kinds
-    assert comparison.to_json()["change"] == change
+    assert comparison.to_dict()["change"] == change
 
 
 def test_retarget_to_an_older_minor_is_major() -> None:

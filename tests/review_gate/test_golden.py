@@ -30,13 +30,13 @@ def test_library_matches_golden(case: Case) -> None:
     result = case.review()
     assert result.verdict.value == case.verdict
     assert result.exit_code == case.exit_code
-    produced = result.to_json()
+    produced = result.dumps()
     assert _golden_text(case, produced) == produced + "\n"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_cli_prints_the_library_json(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    library = case.review().to_json()
+    library = case.review().dumps()
     code = run(case.cli_args())
     out, err = capsys.readouterr()
     assert code == case.exit_code
@@ -66,7 +66,7 @@ def test_subprocess_output_is_byte_identical(name: str) -> None:
     )
     assert completed.returncode == case.exit_code, completed.stderr
     assert completed.stdout == case.golden.read_bytes()
-    assert completed.stdout == (case.review().to_json() + "\n").encode()
+    assert completed.stdout == (case.review().dumps() + "\n").encode()
 
 
 def test_golden_files_have_no_absolute_paths() -> None:

@@ -192,7 +192,7 @@ def test_library_and_cli_give_identical_json(tmp_path: Path, capsys: pytest.Capt
     provider = ReviewerOutputs(contracts, ChangedFiles(CHANGED))
     library = review(ReviewRequest(repo, SPEC, Stage.parse("Plan"), ReviewPolicy(), signal_providers=(provider,)))
     assert code == library.exit_code == 2
-    assert cli_json == library.to_json() + "\n"
+    assert cli_json == library.dumps() + "\n"
 
 
 @pytest.mark.parametrize("tier", ["", ".merge"], ids=["full", "merge-tier"])

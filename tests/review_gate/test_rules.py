@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from promptops.cli import exits
+from promptops.outcomes import ExitCode, exit_code
 from promptops.review_gate import (
     Checkpoint,
     ConsensusParseError,
@@ -42,7 +42,6 @@ from promptops.review_gate.verdict import (
     Resolution,
     display_verdict,
     enforce_invariant,
-    exit_code,
     resolve,
 )
 
@@ -271,9 +270,8 @@ def test_display_verdict(resolution: Resolution | None, signals: list[ReviewSign
     ],
 )
 def test_exit_code_table(verdict: Verdict, strict_warnings: bool, strict_artifacts: bool, code: int) -> None:
-    policy = ReviewPolicy(strict_warnings=strict_warnings, strict_artifacts=strict_artifacts)
-    assert exit_code(verdict, policy) == code
-    assert code in {exits.OK, exits.WARNINGS, exits.FAILED}  # the library's numbers are the CLI's
+    assert exit_code(verdict, strict_warnings=strict_warnings, strict_artifacts=strict_artifacts) == code
+    assert code in {ExitCode.OK, ExitCode.WARNINGS, ExitCode.FAILED}  # the library's numbers are the CLI's
 
 
 # --- topology, repo-relative ----------------------------------------------------------------------

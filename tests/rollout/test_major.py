@@ -292,7 +292,7 @@ def test_result_objects_are_json_ready(cli: Cli, full_project: Path) -> None:
         "serving": serving.to_dict(),
         "serving_assign": serving.assign("acme/api#1").to_dict(),
         "status": status(root, plan, contract, None, T0).to_dict(),
-        "releases": [r.to_json(lock.directory) for r in lock.releases],
+        "releases": [r.to_dict(lock.directory) for r in lock.releases],
         "outcome": serving.parse(answer("1.0.1", "1.0"), ["app/db.py"], "baseline").to_dict(),
     }
     assert _tuples(results) == []

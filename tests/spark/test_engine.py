@@ -55,7 +55,7 @@ def test_the_parser_setup_travels_as_json_and_rebuilds_the_parsers(tmp_path: Pat
     setup = ParserSetup.from_project(REPO_ROOT)
     names = {path for path, _ in setup.files}
     assert "versions/review-result/contract.yaml" in names and any(n.startswith("rollout/") for n in names)
-    cache = parser_cache(setup.to_json())
+    cache = parser_cache(setup.dumps())
     assert cache.parser("review-result", None, None) is not None
     assert cache.parser("no-such-contract", None, None) is None
 
