@@ -17,16 +17,10 @@ from typing import Any
 
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import newcombe, sample_ratio_p_value, wilson, z_one_sided, zero_failure_sample
+from promptops.store import catalogue
 
 SRM_P_VALUE = 0.001
 ARMS = ("baseline", "candidate")
-_INDICATOR = {
-    "dropped_finding": "any_drop",
-    "incompatible_version": "incompatible_version",
-    "coercion": "any_coercion",
-    "rejected": "rejected",
-    "all_findings_dropped": "all_findings_dropped",
-}
 
 
 class Verdict(StrEnum):
@@ -156,7 +150,8 @@ class GateResult:
 def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | None = None) -> dict[str, ArmCounts]:
     """Counts per arm of the plan's responses from ``since`` (the step's start) to ``until`` (the gate's now,
     inclusive: a replay counts nothing logged after it), from the store; both naive UTC."""
-    columns = ", ".join(f"count(*) FILTER (WHERE {column}) AS {metric}" for metric, column in _INDICATOR.items())
+    metrics = catalogue.METRICS
+    columns = ", ".join(f"count(*) FILTER (WHERE {m.column}) AS {m.name}" for m in metrics)
     where = "contract = $contract AND rollout_id = $rollout"
     parameters: dict[str, Any] = {"contract": plan.contract, "rollout": plan.rollout_id}
     if since is not None:
@@ -173,7 +168,7 @@ def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | 
     for row in rows:
         arm, n, *hits, first, last = row
         if arm in ARMS:
-            counts[arm] = ArmCounts(int(n), dict(zip(_INDICATOR, map(int, hits), strict=True)), first, last)
+            counts[arm] = ArmCounts(int(n), {m.name: int(x) for m, x in zip(metrics, hits, strict=True)}, first, last)
     return counts
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from promptops.store import catalogue
+
 if TYPE_CHECKING:  # only annotations: the CLI reads GROUP_COLUMNS for its help without the store extra
     import duckdb
 
@@ -31,16 +33,9 @@ GROUP_COLUMNS: dict[str, str] = {
     "prompt_pin": "prompt_pin",
 }
 
-# Per-response indicators (view columns), in report order. Each is counted over all responses.
-PER_RESPONSE = (
-    "any_drop",
-    "any_coercion",
-    "incompatible_version",
-    "rejected",
-    "all_findings_dropped",
-    "extracted",
-    "truncated",
-)
+# Per-response indicators (view columns), in report order: the catalogue's metrics, then two stored flags.
+# Each is counted over all responses.
+PER_RESPONSE = (*(metric.column for metric in catalogue.METRICS), "extracted", "truncated")
 
 # Per-run indicators of the re-ask loop (run_indicators columns), in report order. Each is counted over all runs.
 PER_RUN = (
