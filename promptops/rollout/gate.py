@@ -150,8 +150,7 @@ class GateResult:
 def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | None = None) -> dict[str, ArmCounts]:
     """Counts per arm of the plan's responses from ``since`` (the step's start) to ``until`` (the gate's now,
     inclusive: a replay counts nothing logged after it), from the store; both naive UTC."""
-    metrics = catalogue.METRICS
-    columns = ", ".join(f"count(*) FILTER (WHERE {m.column}) AS {m.name}" for m in metrics)
+    columns = ", ".join(f"count(*) FILTER (WHERE {m.column}) AS {m.name}" for m in catalogue.METRICS)
     where = "contract = $contract AND rollout_id = $rollout"
     parameters: dict[str, Any] = {"contract": plan.contract, "rollout": plan.rollout_id}
     if since is not None:
@@ -168,7 +167,8 @@ def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | 
     for row in rows:
         arm, n, *hits, first, last = row
         if arm in ARMS:
-            counts[arm] = ArmCounts(int(n), {m.name: int(x) for m, x in zip(metrics, hits, strict=True)}, first, last)
+            hits_by_metric = {m.name: int(x) for m, x in zip(catalogue.METRICS, hits, strict=True)}
+            counts[arm] = ArmCounts(int(n), hits_by_metric, first, last)
     return counts
 
 

@@ -149,9 +149,7 @@ def missing_guards(plan: Plan) -> tuple[str, ...]:
     """One sentence per guard metric (the catalogue's ``guard``) the plan lacks as a critical SLO, key first."""
     severities = {slo.metric: slo.severity for slo in plan.slos}
     problems = []
-    for metric in catalogue.METRICS:
-        if metric.guard is None:
-            continue
+    for metric in (m for m in catalogue.METRICS if m.guard is not None):
         add = f"`{metric.name}: {{slo: {metric.guard:g}, severity: critical}}`"
         if metric.name not in severities:
             problems.append(f"slos.{metric.name}: missing: add {add}")
@@ -382,8 +380,7 @@ class _Reader:
         slos: list[Slo] = []
         for metric, spec in raw.items():
             key = f"slos.{metric}"
-            known = [m.name for m in catalogue.METRICS]
-            if metric not in known:
+            if metric not in (known := [m.name for m in catalogue.METRICS]):
                 raise self.fail(key, f"unknown metric (known: {', '.join(known)})")
             if not isinstance(spec, Mapping):
                 raise self.fail(key, "must be a mapping with slo, and optionally margin and severity")

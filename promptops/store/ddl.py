@@ -286,8 +286,7 @@ def _sql_list(codes: frozenset[Code]) -> str:
     return ", ".join(f"'{code}'" for code in sorted(codes))
 
 
-def _columns(template: str) -> str:
-    """One select-list line per catalogue metric, ``template`` filled with its ``sql`` and ``column``."""
+def _columns(template: str) -> str:  # one select-list line per catalogue metric
     return "\n".join(f"           {template.format(sql=m.sql, column=m.column)}," for m in catalogue.METRICS)
 
 
