@@ -31,16 +31,8 @@ from promptops.rollout.plan import ROLLOUT_DIR, Plan, load_plan, plan_path
 from promptops.rollout.session import current_gate, store_time
 from promptops.rollout.sizing import plan_needs
 from promptops.rollout.stats import wilson, z_one_sided
+from promptops.store import catalogue
 
-# Plan metric -> response_indicators column: the gate's own mapping (promptops.rollout.gate), which is private
-# there; tests check both stay equal.
-INDICATORS: dict[str, str] = {
-    "dropped_finding": "any_drop",
-    "incompatible_version": "incompatible_version",
-    "coercion": "any_coercion",
-    "rejected": "rejected",
-    "all_findings_dropped": "all_findings_dropped",
-}
 TOP = 5  # reasons and fields listed per arm
 EXAMPLES = 12  # recent drops and rejections shown
 TRAFFIC_ROWS = 200  # version slices shown; a noisy model can declare many versions
@@ -188,7 +180,8 @@ def _series(con: Any, plan: Plan, until: datetime) -> tuple[str, tuple[MetricSer
     first, last = con.execute(f"SELECT min(ts), max(ts) FROM response_indicators WHERE {where}", params).fetchone()
     bucket = "day" if first is None else _bucket(last - first)
     metrics = [slo.metric for slo in plan.slos]
-    counts = ", ".join(f"count(*) FILTER (WHERE {INDICATORS[m]})" for m in metrics)
+    columns = {m.name: m.column for m in catalogue.METRICS}
+    counts = ", ".join(f"count(*) FILTER (WHERE {columns[m]})" for m in metrics)
     rows = con.execute(
         f"SELECT date_trunc('{bucket}', ts) AS bucket, arm, count(*), {counts} FROM response_indicators "
         f"WHERE {where} GROUP BY ALL ORDER BY bucket, arm",

@@ -18,16 +18,10 @@ from typing import Any
 from promptops.outcomes import Verdict, exit_code
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import newcombe, sample_ratio_p_value, wilson, z_one_sided, zero_failure_sample
+from promptops.store import catalogue
 
 SRM_P_VALUE = 0.001
 ARMS = ("baseline", "candidate")
-_INDICATOR = {
-    "dropped_finding": "any_drop",
-    "incompatible_version": "incompatible_version",
-    "coercion": "any_coercion",
-    "rejected": "rejected",
-    "all_findings_dropped": "all_findings_dropped",
-}
 
 
 class Reason(StrEnum):
@@ -149,7 +143,7 @@ class GateResult:
 def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | None = None) -> dict[str, ArmCounts]:
     """Counts per arm of the plan's responses from ``since`` (the step's start) to ``until`` (the gate's now,
     inclusive: a replay counts nothing logged after it), from the store; both naive UTC."""
-    columns = ", ".join(f"count(*) FILTER (WHERE {column}) AS {metric}" for metric, column in _INDICATOR.items())
+    columns = ", ".join(f"count(*) FILTER (WHERE {m.column}) AS {m.name}" for m in catalogue.METRICS)
     where = "contract = $contract AND rollout_id = $rollout"
     parameters: dict[str, Any] = {"contract": plan.contract, "rollout": plan.rollout_id}
     if since is not None:
@@ -166,7 +160,8 @@ def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | 
     for row in rows:
         arm, n, *hits, first, last = row
         if arm in ARMS:
-            counts[arm] = ArmCounts(int(n), dict(zip(_INDICATOR, map(int, hits), strict=True)), first, last)
+            hits_by_metric = {m.name: int(x) for m, x in zip(catalogue.METRICS, hits, strict=True)}
+            counts[arm] = ArmCounts(int(n), hits_by_metric, first, last)
     return counts
 
 

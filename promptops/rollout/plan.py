@@ -29,18 +29,14 @@ from promptops import strict_yaml
 from promptops.errors import VersionError
 from promptops.files import write_atomic
 from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text, remove_dead_temps
+from promptops.store import catalogue
 from promptops.versioning import PromptVersion, SchemaVersion
 
 __all__ = ["PlanError"]  # raised by every loader here; defined beside the file reader
 
 ROLLOUT_DIR = "rollout"
 UNITS = ("pr", "repo", "request")
-METRICS = ("dropped_finding", "incompatible_version", "coercion", "rejected", "all_findings_dropped")
 SEVERITIES = ("critical", "warning")
-# Metrics every gated plan must hold as critical SLOs: a rejected answer keeps no finding, so it never trips
-# the drop or coercion indicators, and a candidate whose every answer is rejected (or loses every finding)
-# would otherwise pass. The value is what `rollout new` writes and the error suggests.
-GUARD_METRICS = {"rejected": 0.02, "all_findings_dropped": 0.02}
 ACTIONS = ("promote", "rollback", "resume", "retarget")
 _DURATION = re.compile(r"(\d{1,12})([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -150,15 +146,15 @@ class Plan:
 
 
 def missing_guards(plan: Plan) -> tuple[str, ...]:
-    """One sentence per guard metric (``GUARD_METRICS``) the plan lacks as a critical SLO, key first."""
+    """One sentence per guard metric (the catalogue's ``guard``) the plan lacks as a critical SLO, key first."""
     severities = {slo.metric: slo.severity for slo in plan.slos}
     problems = []
-    for metric, default in GUARD_METRICS.items():
-        add = f"`{metric}: {{slo: {default:g}, severity: critical}}`"
-        if metric not in severities:
-            problems.append(f"slos.{metric}: missing: add {add}")
-        elif severities[metric] != "critical":
-            problems.append(f"slos.{metric}.severity: must be critical ({add})")
+    for metric in (m for m in catalogue.METRICS if m.guard is not None):
+        add = f"`{metric.name}: {{slo: {metric.guard:g}, severity: critical}}`"
+        if metric.name not in severities:
+            problems.append(f"slos.{metric.name}: missing: add {add}")
+        elif severities[metric.name] != "critical":
+            problems.append(f"slos.{metric.name}.severity: must be critical ({add})")
     return tuple(problems)
 
 
@@ -384,8 +380,8 @@ class _Reader:
         slos: list[Slo] = []
         for metric, spec in raw.items():
             key = f"slos.{metric}"
-            if metric not in METRICS:
-                raise self.fail(key, f"unknown metric (known: {', '.join(METRICS)})")
+            if metric not in (known := [m.name for m in catalogue.METRICS]):
+                raise self.fail(key, f"unknown metric (known: {', '.join(known)})")
             if not isinstance(spec, Mapping):
                 raise self.fail(key, "must be a mapping with slo, and optionally margin and severity")
             extra = [str(k) for k in spec if k not in ("slo", "margin", "severity")]

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 
 from promptops.parsing.diagnostics import COERCION_CODES, DROP_CODES, Code
+from promptops.store import catalogue
 from promptops.store.errors import StoreError
 
 
@@ -285,18 +286,18 @@ def _sql_list(codes: frozenset[Code]) -> str:
     return ", ".join(f"'{code}'" for code in sorted(codes))
 
 
+def _columns(template: str) -> str:  # one select-list line per catalogue metric
+    return "\n".join(f"           {template.format(sql=m.sql, column=m.column)}," for m in catalogue.METRICS)
+
+
 # The rate definitions (docs/store.md). Every per-response indicator is a Bernoulli outcome over
-# all responses, as the rollout gate counts them (docs/rollouts.md).
+# all responses, as the rollout gate counts them (docs/rollouts.md); the metrics come from the catalogue.
 VIEWS: tuple[str, ...] = (
-    """CREATE OR REPLACE VIEW response_indicators AS
+    f"""CREATE OR REPLACE VIEW response_indicators AS
     SELECT response_id, ts, CAST(ts AS DATE) AS day, contract, rollout_id, arm, unit, model,
            prompt_version, schema_version, schema_floor, prompt_pin, accepted, reason,
            findings_seen, findings_kept, findings_dropped, findings_coerced, coercions,
-           findings_dropped > 0 AS any_drop,
-           coercions > 0 AS any_coercion,
-           coalesce(reason = 'incompatible_version', false) AS incompatible_version,
-           NOT accepted AS rejected,
-           accepted AND findings_seen > 0 AND findings_kept = 0 AS all_findings_dropped,
+{_columns("{sql} AS {column}")}
            extracted, truncated
     FROM responses""",
     f"""CREATE OR REPLACE VIEW diagnostic_facts AS
@@ -309,22 +310,16 @@ VIEWS: tuple[str, ...] = (
                 ELSE 'note' END AS kind,
            regexp_replace(path, '\\[[0-9]+\\]', '[]', 'g') AS field
     FROM diagnostics JOIN slices USING (slice_key)""",
-    """CREATE OR REPLACE VIEW daily_rates AS
+    f"""CREATE OR REPLACE VIEW daily_rates AS
     SELECT contract, rollout_id, arm, prompt_version, schema_version, schema_floor, prompt_pin, day,
            count(*) AS responses,
-           count(*) FILTER (WHERE any_drop) AS any_drop,
-           count(*) FILTER (WHERE any_coercion) AS any_coercion,
-           count(*) FILTER (WHERE incompatible_version) AS incompatible_version,
-           count(*) FILTER (WHERE rejected) AS rejected,
-           count(*) FILTER (WHERE all_findings_dropped) AS all_findings_dropped,
+{_columns("count(*) FILTER (WHERE {column}) AS {column}")}
            count(*) FILTER (WHERE extracted) AS extracted,
            count(*) FILTER (WHERE truncated) AS truncated,
            sum(findings_seen) AS findings_seen,
            sum(findings_dropped) AS findings_dropped,
            sum(findings_coerced) AS findings_coerced,
-           count(*) FILTER (WHERE any_drop) / count(*) AS any_drop_rate,
-           count(*) FILTER (WHERE any_coercion) / count(*) AS any_coercion_rate,
-           count(*) FILTER (WHERE incompatible_version) / count(*) AS incompatible_version_rate,
+{_columns("count(*) FILTER (WHERE {column}) / count(*) AS {column}_rate")}
            sum(findings_dropped) / nullif(sum(findings_seen), 0) AS finding_drop_rate,
            sum(findings_coerced) / nullif(sum(findings_seen), 0) AS finding_coercion_rate
     FROM response_indicators

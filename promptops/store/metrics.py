@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from promptops.store import catalogue
+
 if TYPE_CHECKING:  # only annotations: the CLI reads GROUP_COLUMNS for its help without the store extra
     import duckdb
 
@@ -31,16 +33,8 @@ GROUP_COLUMNS: dict[str, str] = {
     "prompt_pin": "prompt_pin",
 }
 
-# Per-response indicators (view columns), in report order. Each is counted over all responses.
-PER_RESPONSE = (
-    "any_drop",
-    "any_coercion",
-    "incompatible_version",
-    "rejected",
-    "all_findings_dropped",
-    "extracted",
-    "truncated",
-)
+# Per-response indicators (view columns), in report order: the catalogue's metrics, then two stored flags.
+PER_RESPONSE = (*(metric.column for metric in catalogue.METRICS), "extracted", "truncated")
 
 # Per-run indicators of the re-ask loop (run_indicators columns), in report order. Each is counted over all runs.
 PER_RUN = (
@@ -82,13 +76,13 @@ class Rate:
 @dataclass(frozen=True)
 class GroupRates:
     key: dict[str, str | None]
-    responses: int
-    accepted: int
-    per_response: dict[str, Rate]
-    per_finding: dict[str, Rate]  # "dropped" and "coerced" over findings seen
-    top_drop_reasons: list[tuple[str, int]]
-    top_coerced_fields: list[tuple[str, int]]
-    top_reject_reasons: list[tuple[str, int]]
+    responses: int = 0  # none in a group of re-ask runs alone; per_finding's rates are over findings seen
+    accepted: int = 0
+    per_response: dict[str, Rate] = field(default_factory=lambda: {name: Rate(0, 0) for name in PER_RESPONSE})
+    per_finding: dict[str, Rate] = field(default_factory=lambda: {"dropped": Rate(0, 0), "coerced": Rate(0, 0)})
+    top_drop_reasons: list[tuple[str, int]] = field(default_factory=list)
+    top_coerced_fields: list[tuple[str, int]] = field(default_factory=list)
+    top_reject_reasons: list[tuple[str, int]] = field(default_factory=list)
     runs: int = 0  # re-ask runs (one per Asker.ask)
     attempts: int = 0  # their trace steps
     per_run: dict[str, Rate] = field(default_factory=lambda: {name: Rate(0, 0) for name in PER_RUN})
@@ -169,21 +163,7 @@ def rates(con: duckdb.DuckDBPyConnection, query: RatesQuery) -> RatesReport:
             )
         )
     # Keys only runs have (a version no response declared, the null arm...): groups without responses.
-    empty = {name: Rate(0, 0) for name in PER_RESPONSE}
-    for key, run_fields in runs.items():
-        groups.append(
-            GroupRates(
-                key={name: _key_text(value) for name, value in zip(query.by, key, strict=True)},
-                responses=0,
-                accepted=0,
-                per_response=dict(empty),
-                per_finding={"dropped": Rate(0, 0), "coerced": Rate(0, 0)},
-                top_drop_reasons=[],
-                top_coerced_fields=[],
-                top_reject_reasons=[],
-                **run_fields,
-            )
-        )
+    groups.extend(GroupRates(dict(zip(query.by, map(_key_text, key), strict=True)), **f) for key, f in runs.items())
     if runs and columns:  # the SQL order of the response groups, now over both: NULLS FIRST, then ascending
         groups.sort(key=lambda g: [(value is not None, value or "") for value in g.key.values()])
     return RatesReport(query, groups)

@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 
 from promptops.report import charts
-from promptops.report.gather import INDICATORS
 from promptops.report.model import Count, MetricSeries, Point
-from promptops.rollout import gate
-from promptops.rollout.plan import METRICS
 from promptops.rollout.stats import wilson, z_one_sided
 from tests.helpers import REPO_ROOT, empty_store
 
@@ -114,10 +111,6 @@ def test_the_empty_chart_note_never_sits_on_the_slo_line(slo: float) -> None:
     line = next(e for e in svg.iter(f"{SVG}line") if e.get("class") == "slo")
     note = next(e for e in svg.iter(f"{SVG}text") if e.get("class") == "empty")
     assert abs(float(note.get("y", 0)) - 4 - float(line.get("y1", 0))) > 30  # 13px text, well clear of the line
-
-
-def test_the_reports_indicators_are_the_gates() -> None:
-    assert INDICATORS == gate._INDICATOR and set(INDICATORS) == set(METRICS)
 
 
 @pytest.mark.parametrize(

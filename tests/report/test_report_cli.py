@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from promptops.report.gather import INDICATORS
 from promptops.rollout.stats import wilson, z_one_sided
+from promptops.store.catalogue import METRICS
 from tests.conftest import Cli
 from tests.helpers import empty_store
 from tests.report.conftest import ENUM, IMG, KEY, NOW, PLAN, SCRIPT, STORE, T0, TRAFFIC, run
@@ -95,7 +95,7 @@ def test_series_add_up_to_the_store_and_carry_the_gates_wilson_bounds(cli: Cli, 
         "all_findings_dropped",
     ]
     for series in rollout["series"]:
-        column = INDICATORS[series["metric"]]
+        column = next(m.column for m in METRICS if m.name == series["metric"])
         for arm, points in series["arms"].items():
             assert sum(p["n"] for p in points) == groups[arm]["responses"]
             assert sum(p["x"] for p in points) == groups[arm]["per_response"][column]["count"]
