@@ -37,6 +37,19 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, shown: str
     _publish(path, data, mode, shown, replace=True)
 
 
+def write_synced(path: Path, data: bytes, shown: str) -> None:
+    """Write ``data`` to a new ``path`` inside a private staging directory and fsync it (the caller renames or
+    links it into place, and fsyncs the directories); an OSError names ``shown`` in one line."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as problem:
+        raise WriteError(f"{shown}: cannot write: {problem.strerror or type(problem).__name__}") from None
+
+
 def create_atomic(path: Path, data: bytes, *, mode: int | None = None, shown: str | None = None) -> None:
     """Create ``path`` holding ``data``, whole or not at all, and never replace an existing file.
 

@@ -31,6 +31,7 @@ from promptops.files import (
     fsync_directory,
     private_staging,
     write_atomic,
+    write_synced,
 )
 from promptops.scaffold import ScaffoldError, Write
 
@@ -110,9 +111,11 @@ def commit_contract(root: Path, contract_dir: str, writes: Sequence[Write]) -> N
     head = heads[0]
     with private_staging(versions, STAGING_PREFIX, f"{VERSIONS_DIR}/") as stage:
         for write in inside:
-            _write_synced(stage / _CONTRACT / write.path[len(contract_dir) + 1 :], write.content, write.path)
-        _write_synced(stage / _HEAD, head.content, head.path)
-        _write_synced(stage / _HEAD_PATH, head.path, head.path)
+            write_synced(
+                stage / _CONTRACT / write.path[len(contract_dir) + 1 :], write.content.encode("utf-8"), write.path
+            )
+        write_synced(stage / _HEAD, head.content.encode("utf-8"), head.path)
+        write_synced(stage / _HEAD_PATH, head.path.encode("utf-8"), head.path)
         for directory in [stage, *(p for p in stage.rglob("*") if p.is_dir())]:
             fsync_directory(directory)
         final_head = root / head.path
@@ -130,14 +133,3 @@ def commit_contract(root: Path, contract_dir: str, writes: Sequence[Write]) -> N
         except OSError as problem:
             final_head.unlink(missing_ok=True)  # ours: linked above, the contract never committed
             raise WriteError(f"{contract_dir}/: cannot write: {problem.strerror or problem}") from None
-
-
-def _write_synced(path: Path, text: str, shown: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as problem:
-        raise WriteError(f"{shown}: cannot write: {problem.strerror or problem}") from None

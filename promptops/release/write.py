@@ -29,7 +29,7 @@ from pathlib import Path
 
 from promptops.contract import VERSIONS_DIR, check_contract_name
 from promptops.errors import PromptopsError
-from promptops.files import WriteError, dead_stagings, directory_lock, fsync_directory, private_staging
+from promptops.files import WriteError, dead_stagings, directory_lock, fsync_directory, private_staging, write_synced
 from promptops.release.artifacts import PROMPTS_DIR, STAGING_PREFIX, in_flight, sha256_file
 from promptops.release.cut import CutPlan
 from promptops.release.lock import LOCK_FILE, dump_lock, frozen_dir, load_lock
@@ -89,9 +89,9 @@ def write_release(root: Path, plan: CutPlan) -> tuple[str, ...]:
     lock_file = base / LOCK_FILE
     with private_staging(base, STAGING_PREFIX, f"{plan.directory}/") as staging:
         for path, data in plan.files.items():
-            _write_synced(staging / path, data, f"{plan.directory}/{path}")
+            write_synced(staging / path, data, f"{plan.directory}/{path}")
         text = dump_lock(plan.lock.with_release(plan.release)).encode("utf-8")
-        _write_synced(staging / LOCK_FILE, text, f"{plan.directory}/{LOCK_FILE}")
+        write_synced(staging / LOCK_FILE, text, f"{plan.directory}/{LOCK_FILE}")
         _fsync_tree(staging)
         current = sha256_file(lock_file) if lock_file.is_file() else None
         if current != plan.lock_digest:
@@ -121,17 +121,6 @@ def _commit(staging: Path, base: Path, paths: list[str]) -> None:
         raise
     os.replace(staging / LOCK_FILE, base / LOCK_FILE)  # the commit point
     fsync_directory(base)
-
-
-def _write_synced(path: Path, data: bytes, shown: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as problem:
-        raise WriteError(f"{shown}: cannot write: {problem.strerror or type(problem).__name__}") from None
 
 
 def _fsync_tree(top: Path) -> None:
