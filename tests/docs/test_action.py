@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, empty_store
 
 ACTION_SCRIPT = REPO_ROOT / ".ci" / "action.py"
 GITLAB_JOB = REPO_ROOT / ".ci" / "promptops.gitlab-ci.yml"
@@ -130,7 +130,7 @@ def _unreleased_candidate(repo: Path) -> None:
 
 
 def test_a_clean_repository_and_a_passing_gate(repo: Path, tmp_path: Path) -> None:
-    _empty_store(repo / DEFAULT_STORE)  # the parser stage reads the store too: a missing one is exit 3
+    empty_store(repo / DEFAULT_STORE)  # the parser stage reads the store too: a missing one is exit 3
     code, summary, outputs, _ = _action(repo, tmp_path, lint="true", rollout_gate=PLAN)
     assert code == 0
     assert outputs["exit-code"] == "0" and outputs["verdict"] == "Passed" and outputs["gate-exit-code"] == "0"
@@ -155,7 +155,7 @@ def test_lint_errors_give_valid_sarif_a_summary_and_exit_2(repo: Path, tmp_path:
 
 
 def test_a_failing_gate_fails_the_job_with_its_reasons(repo: Path, tmp_path: Path) -> None:
-    _empty_store(repo / DEFAULT_STORE)
+    empty_store(repo / DEFAULT_STORE)
     _unreleased_candidate(repo)
     code, summary, outputs, _ = _action(repo, tmp_path, lint="false", rollout_gate=PLAN)
     assert code == 2 and outputs["verdict"] == "Failed" and outputs["gate-exit-code"] == "2"
@@ -262,7 +262,7 @@ def test_the_gitlab_job_fails_without_a_store_and_says_why(repo: Path) -> None:
     assert "promptops: no diagnostics store at .promptops/diagnostics.duckdb" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr  # the gate's own one-line error, nothing else
     store = repo / "ci-store.duckdb"
-    _empty_store(store)
+    empty_store(store)
     done = _gitlab_job(repo, PROMPTOPS_ROLLOUT_GATE=PLAN, PROMPTOPS_RELEASE_CHECK="false", PROMPTOPS_STORE=str(store))
     assert done.returncode == 2 and "Skipped: " in done.stdout and "no data to judge" in done.stdout
     done = _gitlab_job(
@@ -280,7 +280,7 @@ def test_the_gitlab_job_follows_gitlabs_rules_and_runs(repo: Path, tmp_path: Pat
     jsonschema.validate(config, _vendored_schema("gitlab-ci"))
     job = config["promptops"]
     assert job["artifacts"]["reports"]["codequality"] == "gl-code-quality-report.json"
-    _empty_store(repo / DEFAULT_STORE)
+    empty_store(repo / DEFAULT_STORE)
     # the job's script as the runner runs it (one shell, stop at the first failing line), promptops already
     # installed (this checkout's), the plan's candidate unreleased so the gate fails
     _break_template(repo)
@@ -359,7 +359,7 @@ def test_a_sarif_fifo_neither_hangs_nor_passes(repo: Path, tmp_path: Path) -> No
 
 def test_a_link_target_name_cannot_add_outputs(repo: Path, tmp_path: Path) -> None:
     (repo / "promptops-lint.sarif").symlink_to(INJECTED)  # dangling, relative: a name with newlines
-    _empty_store(repo / DEFAULT_STORE)
+    empty_store(repo / DEFAULT_STORE)
     _unreleased_candidate(repo)
     code, summary, outputs, stderr = _action(repo, tmp_path, lint="true", rollout_gate=PLAN)
     # exactly the outputs the action sets, once each (_action refuses a name set twice)
@@ -399,17 +399,10 @@ def test_the_action_without_a_store_fails_and_says_why(repo: Path, tmp_path: Pat
     assert code != 0 and outputs["exit-code"] != "0" and "No diagnostics store at lake/typo.duckdb" in summary
 
 
-def _empty_store(path: Path) -> None:
-    from promptops.store import Store
-
-    with Store.open(path):
-        pass
-
-
 def test_a_gate_with_no_data_fails_unless_strict_artifacts_is_off(repo: Path, tmp_path: Path) -> None:
     _at_canary(repo)
     store = repo / "ci-store.duckdb"
-    _empty_store(store)
+    empty_store(store)
     code, summary, outputs, _ = _action(repo, tmp_path, lint="false", rollout_gate=PLAN, store=str(store))
     assert code == 2 and outputs["verdict"] == "Skipped" and outputs["exit-code"] == "2"
     assert "The gate had no data to judge, which fails the job (`strict-artifacts` is on, exit 2)" in summary
