@@ -120,15 +120,31 @@ def test_live_mode_needs_the_token_variable(collect: Collect, monkeypatch: pytes
     assert stderr == "promptops: error: --pr needs an API token: environment variable REVIEW_TOKEN is not set\n"
 
 
-def test_a_rate_limit_longer_than_max_wait_stops_with_one_line(
-    collect: Collect, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (
+            Answer({"message": "You have exceeded a secondary rate limit."}, 403, {"Retry-After": "3600"}),
+            "GitHub rate limit: the API asks to wait 3600 s, more than --max-wait 59 s",
+        ),
+        (  # GraphQL's own limit, with no time named: the 60 s backoff is already too long
+            Answer({"data": None, "errors": [{"type": "RATE_LIMITED", "message": "API rate limit exceeded"}]}),
+            "GitHub rate limit: the API asks to wait 60 s, more than --max-wait 59 s",
+        ),
+        (
+            Answer({"data": {"repository": None}, "errors": [{"type": "NOT_FOUND", "message": "Could not resolve"}]}),
+            "acme/widgets#7 reviewThreads page 1: GitHub's GraphQL API answered: Could not resolve",
+        ),
+    ],
+)
+def test_an_api_that_cannot_be_used_stops_with_one_line(
+    collect: Collect, monkeypatch: pytest.MonkeyPatch, answer: Answer, problem: str
 ) -> None:
-    limited = Answer({"message": "You have exceeded a secondary rate limit."}, 403, {"Retry-After": "3600"})
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_test")
-    with serving(Replay({graphql_key(7, None): [limited]})) as replay:
-        code, stdout, stderr = collect("--pr", "acme/widgets#7", "--api-url", replay.url, "--max-wait", "60")
+    with serving(Replay({graphql_key(7, None): [answer]})) as replay:
+        code, stdout, stderr = collect("--pr", "acme/widgets#7", "--api-url", replay.url, "--max-wait", "59")
     assert (code, stdout) == (3, "")
-    assert stderr == "promptops: error: GitHub rate limit: the API asks to wait 3600 s, more than --max-wait 60 s\n"
+    assert stderr == f"promptops: error: {problem}\n"
     assert replay.log == [graphql_key(7, None)]
 
 
@@ -153,3 +169,13 @@ def test_connecting_to_another_machine_fails_the_test(no_network: list[str]) -> 
         sock.connect(("192.0.2.1", 443))  # TEST-NET-1: never routed
     assert no_network == ["192.0.2.1"]
     no_network.clear()  # this test wanted the attempt; any other fails at teardown
+
+
+def test_an_applied_suggestion_is_a_fix_outside_the_window_and_a_commit_is_not(collect: Collect) -> None:
+    code, stdout, _ = collect(*(str(FIXTURES / name) for name in OFFLINE), "--window-days", "0.5")
+    assert code == 0
+    by_comment = {e["evidence"]["comment_id"]: e for e in events(stdout)}  # type: ignore[index]
+    outcomes = {i: by_comment[1_970_000 + 10 * i]["outcome"] for i in range(25)}
+    assert {outcomes[i] for i in range(20, 25)} == {"fixed"}  # applied two days later
+    assert outcomes[0] == "accepted"  # changed a day later, outside the window, then resolved by alice
+    assert {outcomes[i] for i in range(1, 20)} == {"ignored"}

@@ -1,7 +1,7 @@
 """One precedence from what happened on a pull request to a feedback event per finding (docs/usefulness.md).
 
-1. fixed: a commit of the pull request changes the commented lines within ``window`` of the comment
-   (evidence "suggestion" when the comment held a suggestion and the commit is GitHub's "Apply suggestion").
+1. fixed: a commit of the pull request changes the commented lines within ``window`` of the comment, or
+   applies the comment's suggestion (GitHub's "Apply suggestion" commit; evidence "suggestion") at any time.
 2. accepted: a thumbs-up by a person on the finding's comment.
 3. accepted: the thread resolved by a person after the lines changed (a later commit, or GitHub marks it outdated).
 4. dismissed: a thumbs-down by a person.
@@ -156,9 +156,10 @@ def _decide(
     thread = pull.threads[root]
     base = {"comment_id": root, "url": comment.url}
     commit = _change(pull, comment)
-    # "Later" is the pull request's commit order after the commented commit; the window bounds the time.
-    if commit is not None and commit.time <= comment.created + settings.window:
-        applied = _SUGGESTION.search(comment.body) and commit.message.startswith("Apply suggestion")
+    # "Later" is the pull request's commit order after the commented commit; the window bounds the time of an
+    # ordinary commit, while an applied suggestion is the finding's own text taken whenever it happened.
+    applied = commit is not None and _SUGGESTION.search(comment.body) and commit.message.startswith("Apply suggestion")
+    if commit is not None and (applied or commit.time <= comment.created + settings.window):
         evidence = {
             "kind": "suggestion" if applied else "commit",
             "sha": commit.sha,

@@ -134,11 +134,16 @@ def fetch(api: Api, repo: str, number: int) -> Iterator[tuple[str, str]]:
         page += 1
         variables = {"owner": owner, "name": name, "number": number, "cursor": cursor}
         answer, _ = api.request(api.graphql_url, {"query": QUERY, "variables": variables})
-        yield json.dumps(answer), f"{repo}#{number} reviewThreads page {page}"
+        where = f"{repo}#{number} reviewThreads page {page}"
         try:
             info = answer["data"]["repository"]["pullRequest"]["reviewThreads"]["pageInfo"]
         except (KeyError, TypeError):
-            break  # the collector reports the error answer or the missing pull request
+            errors = answer.get("errors") if isinstance(answer, dict) else None
+            first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
+            raise CollectError(
+                f"{where}: GitHub's GraphQL API answered: {first.get('message', 'no review threads')}"
+            ) from None
+        yield json.dumps(answer), where
         if not info.get("hasNextPage"):
             break
         cursor = info["endCursor"]
