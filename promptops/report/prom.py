@@ -23,7 +23,7 @@ from typing import Any
 from promptops.outcomes import Verdict
 from promptops.report.model import ContractReport, RolloutView, TrafficRow
 from promptops.rollout.gate import ARMS
-from promptops.rollout.stats import zero_failure_sample
+from promptops.rollout.stats import zero_failure_need
 
 _VERDICTS = tuple(v.value for v in Verdict if v is not Verdict.NOT_APPLICABLE)  # a rollout gate's verdicts
 _STATUSES = ("pass", "fail", "inconclusive", "warn")
@@ -156,7 +156,7 @@ def _plan_metrics(rollout: RolloutView) -> list[dict[str, Any]]:
         or {
             "metric": series.metric,
             "slo": series.slo,
-            "n_needed": zero_failure_sample(series.slo, rollout.alpha),
+            "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha),
             "status": None,
             "arms": {},
         }
