@@ -133,27 +133,33 @@ def confidence_sequence(successes: int, n: int, alpha: float, centre: float, tun
     stays below 1/alpha.
 
     Against a rate p, M_n(p) = B(a + x, b + n - x) / (B(a, b) p^x (1 - p)^(n - x)) is the likelihood ratio of a
-    Beta(a, b) mixture of rates to p, a nonnegative martingale with mean 1 when p is the true rate, so by
+    Beta(a, b) mixture of rates to p, a nonnegative martingale with mean 1 when p is the true rate; so is the
+    average of two such ratios (one centred on ``centre``, one uniform), which is what is used here; so by
     Ville's inequality it ever reaches 1/alpha with probability at most alpha: the interval covers the true
     rate at every n at once, without approximation. Each bound is therefore also a one-sided bound at
-    ``alpha`` (conservatively: the two sides share alpha). ``centre`` places the mixture (the SLO judged).
+    ``alpha`` (conservatively: the two sides share alpha). ``centre`` places half the mixture (the SLO judged).
     """
     if n < 0 or not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
     _check_alpha(alpha)
     if n == 0:
         return Interval(0.0, 0.0, 1.0)
-    a, b = _beta_prior(centre, alpha, tuned_n)
     failures = n - successes
-    # ln B(a + x, b + n - x) - ln B(a, b), computed once: only the likelihood term moves with p.
-    mixture = (
+    # ln of the mixture's marginal likelihood over B(a, b), per mixing distribution, computed once: only the
+    # likelihood term below moves with p. Half the weight is centred on the SLO (tight where decisions are
+    # close), half is uniform, Beta(1, 1), so a rate far from the SLO still gets a bound near its estimate
+    # (every answer rejected: a lower bound near 100%, not one dragged towards the SLO).
+    mixtures = [
         math.lgamma(a + successes)
         + math.lgamma(b + failures)
         - math.lgamma(a + b + n)
         - math.lgamma(a)
         - math.lgamma(b)
         + math.lgamma(a + b)
-    )
+        for a, b in (_beta_prior(centre, alpha, tuned_n), (1.0, 1.0))
+    ]
+    top = max(mixtures)
+    mixture = top + math.log(sum(math.exp(m - top) for m in mixtures) / len(mixtures))
     threshold = -math.log(alpha)
 
     def outside(p: float) -> bool:  # ln M_n(p) >= ln(1/alpha): p is excluded
