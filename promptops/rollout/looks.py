@@ -17,9 +17,12 @@ from promptops.store import catalogue
 LOOK_EVERY = timedelta(hours=1)
 
 
-def read_looks(con: Any, plan: Plan, since: datetime | None, until: datetime) -> tuple[Look, ...]:
+def read_looks(
+    con: Any, plan: Plan, since: datetime | None, until: datetime
+) -> tuple[tuple[Look, ...], dict[str, ArmCounts]]:
     """The step's looks before ``until`` (naive UTC, the gate's now), each with the counts from ``since`` to the
-    end of its hour: one grouped query, summed up hour by hour."""
+    end of its hour, and the counts up to ``until`` (the window ``read_window`` reads): one grouped query, summed
+    up hour by hour, so the gate scans the step's responses once."""
     columns = ", ".join(f"count(*) FILTER (WHERE {m.column}) AS {m.name}" for m in catalogue.METRICS)
     rows = con.execute(
         f"SELECT date_trunc('hour', ts) AS hour, arm, count(*) AS n, {columns} FROM response_indicators "
@@ -36,7 +39,7 @@ def read_looks(con: Any, plan: Plan, since: datetime | None, until: datetime) ->
         last_of_hour = index + 1 == len(rows) or rows[index + 1][0] != hour
         if last_of_hour and end < until:  # the hour that holds ``until`` is the gate's own look
             looks.append(Look(end.replace(tzinfo=UTC), _counts(totals)))
-    return tuple(looks)
+    return tuple(looks), _counts(totals)
 
 
 def _counts(totals: dict[str, list[int]]) -> dict[str, ArmCounts]:

@@ -15,7 +15,7 @@ from typing import Any
 from promptops.contract import Contract
 from promptops.errors import PromptopsError
 from promptops.outcomes import Verdict
-from promptops.rollout.gate import GateResult, Purpose, evaluate, read_window
+from promptops.rollout.gate import GateResult, Purpose, evaluate
 from promptops.rollout.looks import read_looks
 from promptops.rollout.plan import Arm, Plan, Transition, append_transition
 from promptops.rollout.readiness import parser_readiness
@@ -57,8 +57,7 @@ def run_gate(
     readiness = parser_readiness(root, plan, contract, con, schema_class=plan.step == 0, until=until)
     since = plan.step_started
     start = store_time(since) if since is not None else None
-    counts = {} if con is None else read_window(con, plan, start, until)
-    looks = () if con is None else read_looks(con, plan, start, until)
+    looks, counts = ((), {}) if con is None else read_looks(con, plan, start, until)
     return evaluate(
         plan,
         counts,
