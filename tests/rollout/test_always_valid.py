@@ -154,3 +154,18 @@ def test_a_plan_chooses_fixed_statistics_and_a_typo_is_refused(tmp_path: Path) -
     path.write_text(path.read_text().replace("statistics: fixed", "statistics: sequential"))
     with pytest.raises(PlanError, match=r"review-1.1.yaml: statistics: must be one of always-valid, fixed"):
         load_plan(path, "review-1.1.yaml")
+
+
+def test_sizing_follows_the_plans_statistics(tmp_path: Path) -> None:
+    from promptops.rollout.sizing import plan_needs
+    from promptops.rollout.stats import non_inferiority_need, zero_failure_need
+
+    plan = _plan(tmp_path, "always-valid", 0.5, 0.02, 0.01)
+    for method in ("always-valid", "fixed"):
+        need = plan_needs(replace(plan, statistics=method))[1]
+        rejected = need.metrics[0]
+        assert rejected.zero_failure == zero_failure_need(method, 0.02, ALPHA)
+        assert rejected.per_arm == non_inferiority_need(method, 0.02, 0.01, ALPHA)
+        assert need.candidate_needed == need.baseline_needed == rejected.per_arm
+    always, fixed = (plan_needs(replace(plan, statistics=m))[1].candidate_needed for m in ("always-valid", "fixed"))
+    assert always > fixed  # a bound that holds at every look needs more responses to decide
