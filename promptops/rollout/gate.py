@@ -1,6 +1,7 @@
 """The rollout gate: per-response rates of the current step against the plan's SLOs (docs/rollouts.md).
 
-``read_window`` runs one grouped query over the store's ``response_indicators`` view; ``evaluate`` is pure:
+``read_window`` runs one grouped query over the store's ``response_indicators`` view (the gate itself reads the
+same counts hour by hour with promptops.rollout.looks, for its looks); ``evaluate`` is pure:
 counts, readiness and the clock in, a ``GateResult`` out. Each critical metric is judged on the candidate arm
 with a one-sided bound at the plan's alpha (fail when the lower bound exceeds the SLO, pass when the upper bound
 is within it with at least the responses a zero-failure pass needs, otherwise inconclusive), and, with a margin,
@@ -201,8 +202,10 @@ def evaluate(
     strict_artifacts: bool = False,
     looks: tuple[Look, ...] = (),
 ) -> GateResult:
-    """Judge the plan's current step from ``counts`` (``read_window``) at time ``now``; ``looks`` are the step's
-    earlier looks (promptops.rollout.looks), reported with their bounds (this gate is the last look).
+    """Judge the plan's current step from ``counts`` (the step's window up to ``now``) at time ``now``.
+
+    ``looks`` are the step's earlier looks (promptops.rollout.looks), reported with their bounds; this gate is
+    the last look.
 
     Raises PlanError for a plan without critical ``rejected`` and ``all_findings_dropped`` SLOs: a rejected
     answer trips no other indicator, so such a plan would pass a candidate that answers nothing usable.
