@@ -66,6 +66,7 @@ def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
                     "rollout": plan.rollout_id,
                     "contract": plan.contract,
                     "alpha": plan.alpha,
+                    "statistics": plan.statistics,
                     "current_step": plan.step,
                     "steps": [n.to_dict() for n in needs],
                 },
@@ -75,7 +76,7 @@ def plan_command(project: Project, plan_file: Path, output_format: str) -> int:
         return ExitCode.OK
     echo_lines(
         f"{plan.rollout_id} ({plan.contract}): {plan.baseline.prompt_version} -> {plan.candidate.prompt_version}, "
-        f"unit {plan.unit}, alpha {plan.alpha}"
+        f"unit {plan.unit}, alpha {plan.alpha}, statistics {plan.statistics} ({_valid_for(plan.statistics)})"
     )
     for metric in needs[0].metrics:
         margin = f", {metric.per_arm:,} per arm for its margin" if metric.per_arm is not None else ""
@@ -152,12 +153,22 @@ def _store_options(function: F) -> F:
     )(function)
 
 
+def _valid_for(method: str) -> str:
+    return "valid for a single look" if method == "fixed" else "valid at every look"
+
+
 def _gate_text(result: GateResult) -> list[str]:
     lines = [
         f"{result.rollout} step {result.step} ({result.step_name}, candidate weight {result.weight:.0%}): "
         f"{result.verdict}" + (f" [{result.reason}]" if result.reason else ""),
         result.sentence,
     ]
+    if result.metrics and result.statistics:
+        looks = result.statistics["looks"]
+        lines.append(
+            f"  statistics {result.statistics['method']}, valid for {result.statistics['valid_for']}; "
+            f"{looks} look{'s' if looks != 1 else ''} so far (the step's hours with responses, then now)"
+        )
     for metric in result.metrics:
         parts = []
         for arm, estimate in metric.arms.items():

@@ -157,6 +157,7 @@ def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: d
         rolled_back=plan.rolled_back,
         held_at=held_at,
         alpha=plan.alpha,
+        statistics=plan.statistics,
         steps=steps,
         history=history,
         gate=gate.to_dict(),

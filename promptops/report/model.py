@@ -105,6 +105,7 @@ class RolloutView:
     rolled_back: bool
     held_at: datetime | None
     alpha: float
+    statistics: str  # the gate's method: always-valid or fixed
     steps: tuple[dict[str, Any], ...]
     history: tuple[dict[str, Any], ...]
     gate: dict[str, Any]
@@ -128,6 +129,7 @@ class RolloutView:
             "rolled_back": self.rolled_back,
             "held_at": None if self.held_at is None else self.held_at.isoformat(),
             "alpha": self.alpha,
+            "statistics": self.statistics,
             "steps": list(self.steps),
             "history": list(self.history),
             "gate": self.gate,

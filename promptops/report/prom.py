@@ -3,9 +3,9 @@
 Counters come from the store (they only grow as responses are ingested): responses by outcome, rejections by
 reason, findings kept and dropped, findings coerced and coercions, per contract, rollout, arm and the versions
 the responses declared. Gauges describe each rollout's latest gate (purpose monitor): the verdict as a
-labelled 0/1 gauge plus the exit code, step, weight, and per metric the rates and one-sided Wilson bounds of
-both arms, the SLO and the responses needed. Every family has ``# HELP`` and ``# TYPE`` lines; label values
-are escaped as the format requires (versions declared by a model are model text).
+labelled 0/1 gauge plus the exit code, step, weight, and per metric the rates and one-sided bounds (by the
+plan's statistics) of both arms, the SLO and the responses needed. Every family has ``# HELP`` and ``# TYPE``
+lines; label values are escaped as the format requires (versions declared by a model are model text).
 
 Every ``promptops_gate_metric_*`` family is present for every rollout, every metric of its plan and (for the
 per-arm families) both arms, whatever the data: an alert reads a value instead of going absent. The per-arm
@@ -23,7 +23,7 @@ from typing import Any
 from promptops.outcomes import Verdict
 from promptops.report.model import ContractReport, RolloutView, TrafficRow
 from promptops.rollout.gate import ARMS
-from promptops.rollout.stats import zero_failure_sample
+from promptops.rollout.stats import zero_failure_need
 
 _VERDICTS = tuple(v.value for v in Verdict if v is not Verdict.NOT_APPLICABLE)  # a rollout gate's verdicts
 _STATUSES = ("pass", "fail", "inconclusive", "warn")
@@ -105,10 +105,14 @@ def _gauges(report: ContractReport) -> list[_Family]:
         "promptops_gate_metric_rate", "gauge", "Rate of the metric's indicator per arm in the step's window."
     )
     lower = _Family(
-        "promptops_gate_metric_rate_lower", "gauge", "One-sided Wilson lower bound of the rate at the plan's alpha."
+        "promptops_gate_metric_rate_lower",
+        "gauge",
+        "One-sided lower bound of the rate at the plan's alpha, by the plan's statistics.",
     )
     upper = _Family(
-        "promptops_gate_metric_rate_upper", "gauge", "One-sided Wilson upper bound of the rate at the plan's alpha."
+        "promptops_gate_metric_rate_upper",
+        "gauge",
+        "One-sided upper bound of the rate at the plan's alpha, by the plan's statistics.",
     )
     slo = _Family("promptops_gate_metric_slo", "gauge", "The metric's SLO: the highest acceptable rate.")
     needed = _Family(
@@ -156,7 +160,7 @@ def _plan_metrics(rollout: RolloutView) -> list[dict[str, Any]]:
         or {
             "metric": series.metric,
             "slo": series.slo,
-            "n_needed": zero_failure_sample(series.slo, rollout.alpha),
+            "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha),
             "status": None,
             "arms": {},
         }

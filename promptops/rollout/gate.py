@@ -1,10 +1,13 @@
 """The rollout gate: per-response rates of the current step against the plan's SLOs (docs/rollouts.md).
 
-``read_window`` runs one grouped query over the store's ``response_indicators`` view; ``evaluate`` is pure:
+``read_window`` runs one grouped query over the store's ``response_indicators`` view (the gate itself reads the
+same counts hour by hour with promptops.rollout.looks, for its looks); ``evaluate`` is pure:
 counts, readiness and the clock in, a ``GateResult`` out. Each critical metric is judged on the candidate arm
-with a one-sided Wilson bound at the plan's alpha (fail when the lower bound exceeds the SLO, pass when the
-upper bound is within it with at least ``ceil(ln(alpha)/ln(1-SLO))`` responses, otherwise inconclusive), and,
-with a margin, on Newcombe's interval for candidate minus baseline. Verdicts and exit codes follow the review gate's.
+with a one-sided bound at the plan's alpha (fail when the lower bound exceeds the SLO, pass when the upper bound
+is within it with at least the responses a zero-failure pass needs, otherwise inconclusive), and, with a margin,
+on the interval for candidate minus baseline. The plan's ``statistics`` picks the bounds (promptops.rollout.stats):
+always-valid confidence sequences, or fixed Wilson/Newcombe bounds valid for a single look. Verdicts and exit
+codes follow the review gate's.
 """
 
 from __future__ import annotations
@@ -13,11 +16,11 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptops.outcomes import Verdict, exit_code
 from promptops.rollout.plan import Plan, Slo, require_guards
-from promptops.rollout.stats import newcombe, sample_ratio_p_value, wilson, z_one_sided, zero_failure_sample
+from promptops.rollout.stats import FIXED, bounds, difference_bounds, sample_ratio_p_value, zero_failure_need
 from promptops.store import catalogue
 
 SRM_P_VALUE = 0.001
@@ -47,6 +50,13 @@ class ArmCounts:
     hits: dict[str, int]
     first: datetime | None = None
     last: datetime | None = None
+
+
+class Look(NamedTuple):
+    """An earlier look at the step: the counts from the step's start up to ``at`` (aware UTC)."""
+
+    at: datetime
+    counts: dict[str, ArmCounts]
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,7 @@ class MetricResult:
     status: str  # pass, fail, inconclusive, warn
     reason: Reason | None
     message: str
+    path: tuple[dict[str, Any], ...] = ()  # the bounds at each look, the last one this gate's
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +107,7 @@ class MetricResult:
             "status": self.status,
             "reason": None if self.reason is None else str(self.reason),
             "message": self.message,
+            "looks": list(self.path),
         }
 
 
@@ -115,6 +127,7 @@ class GateResult:
     srm: dict[str, Any] | None = None
     window: dict[str, Any] = field(default_factory=dict)
     readiness: Readiness | None = None
+    statistics: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,6 +142,7 @@ class GateResult:
             "sentence": self.sentence,
             "exit_code": self.exit_code,
             "window": self.window,
+            "statistics": self.statistics,
             "srm": self.srm,
             "parser": None
             if self.readiness is None
@@ -186,8 +200,12 @@ def evaluate(
     *,
     strict_warnings: bool = False,
     strict_artifacts: bool = False,
+    looks: tuple[Look, ...] = (),
 ) -> GateResult:
-    """Judge the plan's current step from ``counts`` (``read_window``) at time ``now``.
+    """Judge the plan's current step from ``counts`` (the step's window up to ``now``) at time ``now``.
+
+    ``looks`` are the step's earlier looks (promptops.rollout.looks), reported with their bounds; this gate is
+    the last look.
 
     Raises PlanError for a plan without critical ``rejected`` and ``all_findings_dropped`` SLOs: a rejected
     answer trips no other indicator, so such a plan would pass a candidate that answers nothing usable.
@@ -202,6 +220,12 @@ def evaluate(
         "min_duration_seconds": step.min_duration.total_seconds(),
         "min_responses": step.min_responses,
         "responses": {arm: counts[arm].n if arm in counts else 0 for arm in ARMS},
+    }
+    statistics = {
+        "method": plan.statistics,
+        "valid_for": "a single look" if plan.statistics == FIXED else "every look",
+        "alpha": plan.alpha,
+        "looks": len(looks) + 1,
     }
 
     def result(verdict: Verdict, reason: Reason | None, sentence: str, **extra: Any) -> GateResult:
@@ -218,6 +242,7 @@ def evaluate(
             exit_code(verdict, strict_warnings=strict_warnings, strict_artifacts=strict_artifacts),
             window=window,
             readiness=readiness,
+            statistics=statistics,
             **extra,
         )
 
@@ -246,8 +271,7 @@ def evaluate(
         if purpose == Purpose.PROMOTE:  # a promotion needs evidence: nothing to judge holds, never passes
             return result(Verdict.ESCALATE, Reason.NO_DATA, f"Hold: {nothing}")
         return result(Verdict.SKIPPED, Reason.NO_DATA, nothing[0].upper() + nothing[1:])
-    z = z_one_sided(plan.alpha)
-    metrics = tuple(_metric(slo, counts, plan, z) for slo in plan.slos)
+    metrics = tuple(_metric(slo, counts, plan, looks, now) for slo in plan.slos)
     candidate_n = counts["candidate"].n if "candidate" in counts else 0
     baseline_n = counts["baseline"].n if "baseline" in counts else 0
     srm = None
@@ -298,14 +322,46 @@ def evaluate(
     )
 
 
-def _metric(slo: Slo, counts: dict[str, ArmCounts], plan: Plan, z: float) -> MetricResult:
+def _estimates(slo: Slo, counts: dict[str, ArmCounts], plan: Plan) -> dict[str, ArmEstimate]:
     arms: dict[str, ArmEstimate] = {}
     for arm in ARMS:
         if arm in counts:
             n, x = counts[arm].n, counts[arm].hits[slo.metric]
-            interval = wilson(x, n, z)
+            interval = bounds(plan.statistics, x, n, plan.alpha, slo.slo)
             arms[arm] = ArmEstimate(n, x, x / n if n else None, interval.low, interval.high)
-    needed = zero_failure_sample(slo.slo, plan.alpha)
+    return arms
+
+
+def _difference(slo: Slo, arms: dict[str, ArmEstimate], plan: Plan) -> tuple[float, float, float] | None:
+    candidate, baseline = arms.get("candidate"), arms.get("baseline")
+    if slo.margin is None or candidate is None or baseline is None or not candidate.n or not baseline.n:
+        return None
+    d = difference_bounds(plan.statistics, (candidate.x, candidate.n), (baseline.x, baseline.n), plan.alpha)
+    return d.estimate, d.low, d.high
+
+
+def _look(at: datetime, arms: dict[str, ArmEstimate], difference: tuple[float, float, float] | None) -> dict[str, Any]:
+    return {
+        "at": at.isoformat(),
+        "arms": {arm: estimate.to_dict() for arm, estimate in arms.items()},
+        "difference": None
+        if difference is None
+        else dict(zip(("estimate", "lower", "upper"), difference, strict=True)),
+    }
+
+
+def _path(slo: Slo, plan: Plan, looks: tuple[Look, ...]) -> list[dict[str, Any]]:
+    """The bounds at each earlier look, judged as this gate judges."""
+    path = []
+    for look in looks:
+        arms = _estimates(slo, look.counts, plan)
+        path.append(_look(look.at, arms, _difference(slo, arms, plan)))
+    return path
+
+
+def _metric(slo: Slo, counts: dict[str, ArmCounts], plan: Plan, looks: tuple[Look, ...], now: datetime) -> MetricResult:
+    arms = _estimates(slo, counts, plan)
+    needed = zero_failure_need(plan.statistics, slo.slo, plan.alpha)
     name = slo.metric.replace("_", " ")
     candidate = arms.get("candidate")
     status, reason, message = "pass", None, ""
@@ -330,24 +386,23 @@ def _metric(slo: Slo, counts: dict[str, ArmCounts], plan: Plan, z: float) -> Met
             f"The candidate's {name} rate is {candidate.rate:.2%}, between {candidate.low:.2%} and "
             f"{candidate.high:.2%}: the interval straddles the SLO of {slo.slo:.2%}."
         )
-    difference = None
     baseline = arms.get("baseline")
-    if slo.margin is not None and candidate is not None and baseline is not None and candidate.n and baseline.n:
-        d = newcombe((candidate.x, candidate.n), (baseline.x, baseline.n), z)
-        difference = (d.estimate, d.low, d.high)
+    difference = _difference(slo, arms, plan)
+    if difference is not None and candidate is not None and baseline is not None and slo.margin is not None:
+        d_estimate, d_low, d_high = difference
         if status != "fail":
-            if d.low > slo.margin:
+            if d_low > slo.margin:
                 status, reason = "fail", Reason.BASELINE_REGRESSION
                 message = (
-                    f"The candidate's {name} rate exceeds the baseline's by at least {d.low:.2%} (candidate "
+                    f"The candidate's {name} rate exceeds the baseline's by at least {d_low:.2%} (candidate "
                     f"{candidate.rate:.2%}, baseline {baseline.rate:.2%}), more than the margin of "
                     f"{slo.margin:.2%}: regression against the baseline."
                 )
-            elif d.high > slo.margin and status == "pass":
+            elif d_high > slo.margin and status == "pass":
                 status, reason = "inconclusive", Reason.CI_STRADDLES
                 message = (
-                    f"The candidate's {name} rate is {d.estimate:+.2%} from the baseline's, up to "
-                    f"{d.high:+.2%}: not yet shown within the margin of {slo.margin:.2%}."
+                    f"The candidate's {name} rate is {d_estimate:+.2%} from the baseline's, up to "
+                    f"{d_high:+.2%}: not yet shown within the margin of {slo.margin:.2%}."
                 )
     if slo.severity == "warning" and status != "pass":
         # A warning metric never holds or fails a rollout: a breach warns, an open question is noted.
@@ -355,7 +410,17 @@ def _metric(slo: Slo, counts: dict[str, ArmCounts], plan: Plan, z: float) -> Met
     if status == "pass" and not message:
         message = f"{name}: within {slo.slo:.2%}" + (f" and the margin of {slo.margin:.2%}" if difference else "")
     return MetricResult(
-        slo.metric, slo.severity, slo.slo, slo.margin, needed, arms, difference, status, reason, message
+        slo.metric,
+        slo.severity,
+        slo.slo,
+        slo.margin,
+        needed,
+        arms,
+        difference,
+        status,
+        reason,
+        message,
+        (*_path(slo, plan, looks), _look(now, arms, difference)),
     )
 
 

@@ -29,6 +29,7 @@ from promptops import strict_yaml
 from promptops.errors import VersionError
 from promptops.files import write_atomic
 from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text, remove_dead_temps
+from promptops.rollout.stats import ALWAYS_VALID, METHODS
 from promptops.store import catalogue
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -118,6 +119,7 @@ class Plan:
     legacy_window: timedelta
     history: tuple[Transition, ...]
     source: str  # repo-relative file
+    statistics: str = ALWAYS_VALID  # always-valid: bounds hold at every look; fixed: valid for a single look
 
     @property
     def step(self) -> int:
@@ -260,6 +262,7 @@ class _Reader:
         "unit",
         "salt",
         "alpha",
+        "statistics",
         "steps",
         "slos",
         "legacy_window",
@@ -286,6 +289,9 @@ class _Reader:
         if unit not in UNITS:
             raise self.fail("unit", f"must be one of {', '.join(UNITS)}")
         alpha = self._number("alpha", self._data.get("alpha", 0.05), *ALPHA_RANGE, exclusive_high=True)
+        statistics = self._data.get("statistics", ALWAYS_VALID)
+        if statistics not in METHODS:
+            raise self.fail("statistics", f"must be one of {', '.join(METHODS)}, got {_short(statistics)}")
         legacy = self._data.get("legacy_window", "14d")
         try:
             legacy_window = parse_duration(legacy)
@@ -304,6 +310,7 @@ class _Reader:
             legacy_window=legacy_window,
             history=history,
             source=self._source,
+            statistics=str(statistics),
         )
 
     def _string(self, key: str) -> str:

@@ -15,7 +15,8 @@ from typing import Any
 from promptops.contract import Contract
 from promptops.errors import PromptopsError
 from promptops.outcomes import Verdict
-from promptops.rollout.gate import GateResult, Purpose, evaluate, read_window
+from promptops.rollout.gate import GateResult, Purpose, evaluate
+from promptops.rollout.looks import read_looks
 from promptops.rollout.plan import Arm, Plan, Transition, append_transition
 from promptops.rollout.readiness import parser_readiness
 
@@ -55,9 +56,17 @@ def run_gate(
     until = store_time(now)  # a replay: nothing logged after ``now`` counts
     readiness = parser_readiness(root, plan, contract, con, schema_class=plan.step == 0, until=until)
     since = plan.step_started
-    counts = {} if con is None else read_window(con, plan, store_time(since) if since is not None else None, until)
+    start = store_time(since) if since is not None else None
+    looks, counts = ((), {}) if con is None else read_looks(con, plan, start, until)
     return evaluate(
-        plan, counts, readiness, now, purpose, strict_warnings=strict_warnings, strict_artifacts=strict_artifacts
+        plan,
+        counts,
+        readiness,
+        now,
+        purpose,
+        strict_warnings=strict_warnings,
+        strict_artifacts=strict_artifacts,
+        looks=looks,
     )
 
 

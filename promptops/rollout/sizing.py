@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from promptops.rollout.plan import Plan
-from promptops.rollout.stats import non_inferiority_sample, zero_failure_sample
+from promptops.rollout.stats import non_inferiority_need, zero_failure_need
 
 
 @dataclass(frozen=True)
@@ -42,15 +42,15 @@ class StepNeed:
 
 
 def plan_needs(plan: Plan) -> list[StepNeed]:
-    """Per step, the responses each arm needs: ``ceil(ln(alpha)/ln(1-SLO))`` to pass an absolute SLO with zero
+    """Per step, the responses each arm needs under the plan's statistics: to pass an absolute SLO with zero
     failures, and the per-arm size to show non-inferiority within a margin (at the SLO rate, power 0.8)."""
     metrics = tuple(
         MetricNeed(
             slo.metric,
             slo.slo,
             slo.severity,
-            zero_failure_sample(slo.slo, plan.alpha),
-            non_inferiority_sample(slo.slo, slo.margin, plan.alpha) if slo.margin is not None else None,
+            zero_failure_need(plan.statistics, slo.slo, plan.alpha),
+            non_inferiority_need(plan.statistics, slo.slo, slo.margin, plan.alpha) if slo.margin is not None else None,
         )
         for slo in plan.slos
     )

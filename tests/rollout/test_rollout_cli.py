@@ -108,6 +108,7 @@ def test_a_good_candidate_goes_from_parser_stage_to_full_traffic(rollout: Rollou
     # A replay at 12h counts only the responses logged by then: the canary lacks both responses and time.
     assert result["sentence"].startswith("Hold: the candidate has 498 of the 500 responses step canary needs")
     assert 9_000 < sum(result["window"]["responses"].values()) < 10_500
+    early_looks = _metric(result, "dropped_finding")["looks"]
 
     day2 = T0 + timedelta(hours=31)
     code, result, _ = rollout.gate(day2, "--purpose", "promote")
@@ -117,6 +118,11 @@ def test_a_good_candidate_goes_from_parser_stage_to_full_traffic(rollout: Rollou
     assert candidate["n"] >= 900 and candidate["x"] > 0
     assert candidate["lower"] < candidate["rate"] < candidate["upper"] <= 0.03
     assert dropped["difference"]["upper"] <= 0.02 and dropped["status"] == "pass"
+    # Always-valid by default; one look per hour of the step with responses, then now: the replay at 12h saw
+    # the same first looks with the same bounds.
+    assert result["statistics"] == {"method": "always-valid", "valid_for": "every look", "alpha": 0.05, "looks": 31}
+    assert len(dropped["looks"]) == 31 and dropped["looks"][-1]["at"] == day2.isoformat()
+    assert early_looks[:-1] == dropped["looks"][: len(early_looks) - 1] and len(early_looks) == 12
     assert 0.04 < result["srm"]["observed_candidate_share"] < 0.06 and result["srm"]["p_value"] > 0.001
     code, moved, _ = rollout.promote(day2)
     assert (code, moved["step"], moved["weight"]) == (0, 2, 0.25)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from promptops.rollout.stats import (
+    Interval,
     newcombe,
     non_inferiority_sample,
     sample_ratio_p_value,
@@ -76,3 +79,67 @@ def test_sample_ratio_mismatch() -> None:
     assert sample_ratio_p_value(520, 9480, 0.05) > 0.001  # noise
     assert sample_ratio_p_value(700, 9300, 0.05) < 0.001  # a skewed split
     assert sample_ratio_p_value(0, 0, 0.05) == 1.0
+
+
+def _mixture_ratio(x: int, n: int, p: float, a: float, b: float) -> float:
+    """The mixture likelihood ratio, half Beta(a, b) and half uniform, by numerical integration over the mixing
+    rate (an oracle independent of the closed form's log-gamma terms)."""
+    import numpy as np
+
+    q = np.linspace(0, 1, 400_001)[1:-1]
+    log_ratio = x * (np.log(q) - math.log(p)) + (n - x) * (np.log1p(-q) - math.log1p(-p))
+    ratios = []
+    for a_, b_ in ((a, b), (1.0, 1.0)):
+        log_density = (a_ - 1) * np.log(q) + (b_ - 1) * np.log1p(-q)
+        log_density -= np.log(np.trapezoid(np.exp(log_density - log_density.max()), q)) + log_density.max()
+        ratios.append(float(np.trapezoid(np.exp(log_density + log_ratio), q)))
+    return sum(ratios) / 2
+
+
+@pytest.mark.parametrize(("x", "n"), [(3, 200), (12, 400), (40, 1000), (150, 3000)])
+def test_confidence_sequence_bounds_are_where_the_mixture_reaches_one_over_alpha(x: int, n: int) -> None:
+    from promptops.rollout.stats import _beta_prior, confidence_sequence
+
+    interval = confidence_sequence(x, n, 0.05, 0.02)
+    a, b = _beta_prior(0.02, 0.05, 1000)
+    for bound in (interval.low, interval.high):
+        assert _mixture_ratio(x, n, bound, a, b) == pytest.approx(20.0, rel=1e-3)
+    assert _mixture_ratio(x, n, x / n, a, b) < 20.0  # the estimate is inside
+
+
+@pytest.mark.parametrize("n", [50, 200, 1000, 5000, 50_000])
+def test_always_valid_bounds_are_wider_than_the_single_look_ones(n: int) -> None:
+    from promptops.rollout.stats import confidence_sequence, difference_sequence
+
+    x = round(0.02 * n)
+    cs, fixed = confidence_sequence(x, n, 0.05, 0.02), wilson(x, n, 1.645)
+    assert cs.low < fixed.low and cs.high > fixed.high
+    d, nd = difference_sequence((x, n), (x, n), 0.05), newcombe((x, n), (x, n), 1.645)
+    assert d.low < nd.low and d.high > nd.high
+
+
+def test_difference_sequence_is_the_published_conjugate_mixture_margin() -> None:
+    # Waudby-Smith et al.'s std_conjmix_margin(t, rho2, alpha) times sigma, with rho2 = best_rho2_approx(t), for
+    # t = 2000 responses (1,000 per arm) and sigma^2 = t Var(d) with each arm's rate smoothed to 31/1002.
+    from promptops.rollout.stats import difference_sequence
+
+    t, alpha = 2000, 0.05
+    rho2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / t
+    p = 31 / 1002
+    sigma = math.sqrt(t * 2 * p * (1 - p) / 1000)
+    margin = sigma * math.sqrt(2 * (t * rho2 + 1) * math.log(math.sqrt(t * rho2 + 1) / alpha) / (t**2 * rho2))
+    interval = difference_sequence((30, 1000), (30, 1000), alpha)
+    assert interval.high == pytest.approx(margin, rel=1e-12) and interval.low == pytest.approx(-margin, rel=1e-12)
+    assert difference_sequence((0, 0), (3, 10), alpha) == Interval(0.0, -1.0, 1.0)
+
+
+def test_sizes_under_each_method() -> None:
+    from promptops.rollout.stats import confidence_sequence, non_inferiority_need, zero_failure_need
+
+    assert [zero_failure_need("fixed", s, 0.05) for s in (0.01, 0.02, 0.05)] == [299, 149, 59]
+    needs = [zero_failure_need("always-valid", s, 0.05) for s in (0.01, 0.02, 0.05)]
+    for slo, n in zip((0.01, 0.02, 0.05), needs, strict=True):  # the smallest n whose clean upper bound passes
+        assert confidence_sequence(0, n, 0.05, slo).high <= slo < confidence_sequence(0, n - 1, 0.05, slo).high
+    assert needs == [584, 345, 159]
+    assert non_inferiority_need("fixed", 0.02, 0.01, 0.05) == non_inferiority_sample(0.02, 0.01, 0.05)
+    assert non_inferiority_need("always-valid", 0.02, 0.01, 0.05) > non_inferiority_need("fixed", 0.02, 0.01, 0.05)
