@@ -1,0 +1,104 @@
+"""Stable finding ids, and the marker a bot embeds in the comment it posts for a finding.
+
+Feedback (what developers did with a finding) arrives long after the response was parsed, from another
+system; the finding id is what joins the two. It is the finding's own id (the contract's ``fields.id`` role)
+where it has one, else ``"f-"`` and the first 24 hex digits of the sha256 of::
+
+    "\\x1f".join([contract, response_id, path, str(line or ""), normalised_title])
+
+where ``normalised_title`` is the title (the contract's ``merge.title`` field, empty when there is none)
+with runs of whitespace made one space and case folded. So the id survives a re-render of the comment and
+changes when the finding is about something else. Ids are computed on a parsed outcome, outside the parser's
+paths, so parsing costs nothing more for a service that does not want them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from promptops.contract import Contract
+from promptops.parsing.diagnostics import ParseOutcome
+
+MARKER_PREFIX = "<!-- promptops:finding "
+# The marker as rendered by ``marker``; ids hold no whitespace and no "-->" (checked when rendering).
+_MARKER = re.compile(r"<!-- promptops:finding (\S+) response=(\S+) -->")
+
+
+class FindingRow(NamedTuple):
+    """One kept finding of a response as the store keeps it."""
+
+    position: int  # its place among the response's kept findings
+    finding_id: str
+    severity: str | None  # the common severity (merge.severity) or the contract's own value; None if neither
+    path: str | None
+    line: int | None
+
+
+def hashed_id(contract: str, response_id: str, path: str | None, line: int | None, title: str | None) -> str:
+    """The documented hash id of a finding that carries no id of its own."""
+    normalised = " ".join((title or "").split()).casefold()
+    text = "\x1f".join([contract, response_id, path or "", str(line or ""), normalised])
+    return "f-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def finding_rows(contract: Contract, response_id: str, outcome: ParseOutcome) -> list[FindingRow]:
+    """The kept findings of an accepted outcome with their ids; empty for a rejected one."""
+    if not outcome.accepted or not outcome.findings_kept:
+        return []
+    result = outcome.result
+    findings = result.get(contract.items) if result is not None else None
+    if not isinstance(findings, list):
+        return []
+    roles, merge = contract.roles, contract.merge
+    title_field = merge.title if merge is not None else None
+    rows = []
+    for index, finding in enumerate(findings):
+        if not isinstance(finding, Mapping):
+            continue
+        path = _text(finding, roles.path)
+        line = finding.get(roles.line) if roles.line is not None else None
+        line = line if isinstance(line, int) and not isinstance(line, bool) else None
+        own = finding.get(roles.id) if roles.id is not None else None
+        if isinstance(own, int) and not isinstance(own, bool):
+            own = str(own)
+        if isinstance(own, str) and own.strip():
+            finding_id = own
+        else:
+            finding_id = hashed_id(contract.name, response_id, path, line, _text(finding, title_field))
+        rows.append(FindingRow(index, finding_id, _severity(contract, finding), path, line))
+    return rows
+
+
+def finding_ids(contract: Contract, response_id: str, outcome: ParseOutcome) -> list[str]:
+    """The ids of an outcome's kept findings, in order."""
+    return [row.finding_id for row in finding_rows(contract, response_id, outcome)]
+
+
+def marker(finding_id: str, response_id: str) -> str:
+    """The HTML comment (invisible on GitHub) that ties a posted comment to its finding and response."""
+    for name, value in (("finding id", finding_id), ("response id", response_id)):
+        if not value or any(c.isspace() for c in value) or "-->" in value:
+            raise ValueError(f"{name} {value!r} cannot go in a marker: it must be non-empty, without spaces or '-->'")
+    return f"{MARKER_PREFIX}{finding_id} response={response_id} -->"
+
+
+def read_marker(text: str) -> tuple[str, str] | None:
+    """(finding_id, response_id) of the last marker in ``text`` (a comment body), or None."""
+    found = _MARKER.findall(text)
+    return (found[-1][0], found[-1][1]) if found else None
+
+
+def _text(finding: Mapping[str, Any], name: str | None) -> str | None:
+    value = finding.get(name) if name is not None else None
+    return value if isinstance(value, str) else None
+
+
+def _severity(contract: Contract, finding: Mapping[str, Any]) -> str | None:
+    merge = contract.merge
+    if merge is not None:
+        return merge.severity(finding)
+    value = finding.get("severity")
+    return value if isinstance(value, str) else None
