@@ -220,9 +220,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         (
             # One row per kept finding of an accepted response (promptops.parsing.ids), so feedback joins back
             # to its response, arm and prompt version. key_hash (64 bits of md5 of response id and finding id)
-            # is the join key; responses stored before this migration have no rows here.
+            # and id_hash (the response's, as in responses) are the join keys, so reads never join strings;
+            # responses stored before this migration have no rows here.
             """CREATE TABLE IF NOT EXISTS findings (
                 response_id VARCHAR NOT NULL,
+                id_hash UBIGINT NOT NULL,
                 finding_index INTEGER NOT NULL,
                 finding_id VARCHAR NOT NULL,
                 key_hash UBIGINT NOT NULL,

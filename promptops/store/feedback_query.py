@@ -24,28 +24,30 @@ from promptops.store.feedback_events import utc
 # Ranks for the tie-break at equal times (higher wins).
 _RANK = "CASE outcome WHEN 'fixed' THEN 3 WHEN 'accepted' THEN 2 WHEN 'dismissed' THEN 1 ELSE 0 END"
 
+# Joins go by the 64-bit hashes (responses.id_hash, findings.key_hash), never by the id strings: at 10^7
+# findings a collision is about a one-in-a-million chance of one finding counted in the wrong place.
 _QUERY = f"""
 WITH scope AS (
-    SELECT response_id, contract, rollout_id, arm, prompt_version, unit
+    SELECT id_hash, contract, rollout_id, arm, prompt_version, unit
     FROM responses
     WHERE ts <= $now AND ($rollout IS NULL OR rollout_id = $rollout) AND ($contract IS NULL OR contract = $contract)
 ),
 effective AS (
-    SELECT key_hash, response_id, finding_id, arg_max(outcome, epoch_us(time) * 4 + {_RANK}) AS outcome
+    SELECT key_hash, arg_max({_RANK}, epoch_us(time) * 4 + {_RANK}) AS rank
     FROM feedback
     WHERE time <= $now
-    GROUP BY key_hash, response_id, finding_id
+    GROUP BY key_hash
 ),
 per_unit AS (
     SELECT s.contract, s.rollout_id, s.arm, s.prompt_version, f.severity, s.unit,
            count(*) AS findings,
-           count(*) FILTER (WHERE e.outcome = 'fixed') AS fixed,
-           count(*) FILTER (WHERE e.outcome = 'accepted') AS accepted,
-           count(*) FILTER (WHERE e.outcome = 'dismissed') AS dismissed,
-           count(*) FILTER (WHERE e.outcome = 'ignored') AS ignored
+           count(*) FILTER (WHERE e.rank = 3) AS fixed,
+           count(*) FILTER (WHERE e.rank = 2) AS accepted,
+           count(*) FILTER (WHERE e.rank = 1) AS dismissed,
+           count(*) FILTER (WHERE e.rank = 0) AS ignored
     FROM findings f
-    JOIN scope s ON s.response_id = f.response_id
-    LEFT JOIN effective e ON e.key_hash = f.key_hash AND e.response_id = f.response_id AND e.finding_id = f.finding_id
+    JOIN scope s ON s.id_hash = f.id_hash
+    LEFT JOIN effective e ON e.key_hash = f.key_hash
     GROUP BY ALL
 )
 SELECT contract, rollout_id, arm, prompt_version, severity,
@@ -53,10 +55,11 @@ SELECT contract, rollout_id, arm, prompt_version, severity,
        sum(fixed)::BIGINT AS fixed, sum(accepted)::BIGINT AS accepted,
        sum(dismissed)::BIGINT AS dismissed, sum(ignored)::BIGINT AS ignored,
        count(*) AS units,
-       sum((fixed + accepted + dismissed + ignored) ** 2)::BIGINT AS sum_decided_sq,
-       sum((fixed + accepted) ** 2)::BIGINT AS sum_acted_sq,
+       sum((fixed + accepted + dismissed + ignored) * (fixed + accepted + dismissed + ignored))::BIGINT
+           AS sum_decided_sq,
+       sum((fixed + accepted) * (fixed + accepted))::BIGINT AS sum_acted_sq,
        sum((fixed + accepted) * (fixed + accepted + dismissed + ignored))::BIGINT AS sum_acted_decided,
-       sum(dismissed ** 2)::BIGINT AS sum_dismissed_sq,
+       sum(dismissed * dismissed)::BIGINT AS sum_dismissed_sq,
        sum(dismissed * (fixed + accepted + dismissed + ignored))::BIGINT AS sum_dismissed_decided
 FROM per_unit
 GROUP BY ALL
@@ -64,9 +67,8 @@ ORDER BY ALL
 """
 
 _UNKNOWN = """
-SELECT count(DISTINCT (response_id, finding_id)), count(*) FROM feedback e
-WHERE time <= $now AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.key_hash = e.key_hash
-                                   AND f.response_id = e.response_id AND f.finding_id = e.finding_id)
+SELECT count(DISTINCT key_hash), count(*) FROM feedback e
+WHERE time <= $now AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.key_hash = e.key_hash)
 """
 
 

@@ -41,7 +41,8 @@ INSERT_RESPONSES = (
 )
 INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
 INSERT_FINDINGS = (
-    f"INSERT INTO findings BY NAME SELECT *, {ddl.FINDING_KEY} AS key_hash, $batch AS batch_id FROM _po_findings"
+    f"INSERT INTO findings BY NAME SELECT *, {ddl.md5_lower('response_id')} AS id_hash, {ddl.FINDING_KEY} AS key_hash, "
+    "$batch AS batch_id FROM _po_findings"
 )
 _SLICE_KEYS = f"SELECT {ddl.SLICE_KEY} FROM _po_slices ORDER BY slice"
 # From the batch's slices with their keys (a batch gathered from several chunks may name one slice twice).

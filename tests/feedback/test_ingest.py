@@ -8,10 +8,14 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import pytest
 
+from promptops import Parser
+from promptops.store import Recorder, Store
 from promptops.store.feedback_query import feedback_counts, unknown_feedback
 from tests.conftest import Cli
 from tests.feedback.events import STORE, event, write_lines, write_responses
+from tests.helpers import CHANGED, finding, response, text
 
 
 def _rows(project: Path, sql: str) -> list[tuple[object, ...]]:
@@ -129,3 +133,31 @@ def test_a_locked_store_fails_with_one_line_and_exit_3(project: Path, cli: Cli) 
     code, out, err = cli(project, "feedback", "ingest", str(events))
     assert (code, out) == (3, "")
     assert err == "promptops: error: .promptops/diagnostics.duckdb: not a diagnostics store (an SQLite database)\n"
+
+
+def test_the_recorder_stores_finding_ids_when_given_the_contract(project: Path, parser: Parser) -> None:
+    outcome = parser.parse(text(response([finding(1), finding(2, id="X-7")])), CHANGED)
+    with Store.open(project / STORE) as store, Recorder(store) as recorder:
+        recorder.record(
+            outcome, response_id="a", ts=datetime(2026, 1, 1), contract="review-result", policy=parser.policy
+        )
+        recorder.record(
+            outcome,
+            response_id="b",
+            ts=datetime(2026, 1, 1),
+            contract="review-result",
+            policy=parser.policy,
+            spec=parser.contract,
+        )
+    assert _rows(project, "SELECT response_id, finding_id FROM findings ORDER BY ALL") == [("b", "F1"), ("b", "X-7")]
+
+
+@pytest.mark.slow  # starts parser worker processes
+def test_parallel_ingest_stores_the_same_findings(project: Path, cli: Cli, tmp_path: Path) -> None:
+    write_responses(project / "logs" / "a.jsonl", 40)
+    assert cli(project, "ingest", str(project / "logs"), "--workers", "2", "--batch-size", "7")[0] == 0
+    parallel = _rows(project, "SELECT * EXCLUDE (batch_id) FROM findings ORDER BY ALL")
+    (project / STORE).unlink()
+    assert cli(project, "ingest", str(project / "logs"), "--workers", "0")[0] == 0
+    assert parallel == _rows(project, "SELECT * EXCLUDE (batch_id) FROM findings ORDER BY ALL")
+    assert len(parallel) == 80
