@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from promptops.contract import Contract
 from promptops.parsing.diagnostics import ParseOutcome
@@ -44,31 +44,76 @@ def hashed_id(contract: str, response_id: str, path: str | None, line: int | Non
     return "f-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
+class _Fields(NamedTuple):
+    """What finding_rows reads of a contract, looked up once per contract (it runs per response at ingest)."""
+
+    items: str
+    id: str | None
+    path: str | None
+    line: str | None
+    title: str | None
+    severity: str | None  # the field; with ``severity_map`` (merge) its value maps to the common severity
+    severity_map: Mapping[str, str] | None
+
+
+_FIELDS: dict[int, tuple[Contract, _Fields]] = {}  # by identity, holding the contract so the id is not reused
+
+
+def _fields(contract: Contract) -> _Fields:
+    cached = _FIELDS.get(id(contract))
+    if cached is not None and cached[0] is contract:
+        return cached[1]
+    roles, merge = contract.roles, contract.merge
+    fields = _Fields(
+        contract.items,
+        roles.id,
+        roles.path,
+        roles.line,
+        merge.title if merge is not None else None,
+        merge.severity_field if merge is not None else "severity",
+        merge.severity_map if merge is not None else None,
+    )
+    if len(_FIELDS) > 256:  # contracts are few; a process that loads many keeps only the recent ones
+        _FIELDS.clear()
+    _FIELDS[id(contract)] = (contract, fields)
+    return fields
+
+
 def finding_rows(contract: Contract, response_id: str, outcome: ParseOutcome) -> list[FindingRow]:
     """The kept findings of an accepted outcome with their ids; empty for a rejected one."""
     if not outcome.accepted or not outcome.findings_kept:
         return []
     result = outcome.result
-    findings = result.get(contract.items) if result is not None else None
+    fields = _fields(contract)
+    findings = result.get(fields.items) if result is not None else None
     if not isinstance(findings, list):
         return []
-    roles, merge = contract.roles, contract.merge
-    title_field = merge.title if merge is not None else None
+    id_field, path_field, line_field, title_field = fields.id, fields.path, fields.line, fields.title
+    severity_field, severity_map = fields.severity, fields.severity_map
     rows = []
     for index, finding in enumerate(findings):
-        if not isinstance(finding, Mapping):
+        if not isinstance(finding, dict):
             continue
-        path = _text(finding, roles.path)
-        line = finding.get(roles.line) if roles.line is not None else None
-        line = line if isinstance(line, int) and not isinstance(line, bool) else None
-        own = finding.get(roles.id) if roles.id is not None else None
-        if isinstance(own, int) and not isinstance(own, bool):
+        path = finding.get(path_field) if path_field is not None else None
+        if not isinstance(path, str):
+            path = None
+        line = finding.get(line_field) if line_field is not None else None
+        if type(line) is not int:  # a bool is no line
+            line = None
+        own = finding.get(id_field) if id_field is not None else None
+        if type(own) is int:
             own = str(own)
         if isinstance(own, str) and own.strip():
             finding_id = own
         else:
-            finding_id = hashed_id(contract.name, response_id, path, line, _text(finding, title_field))
-        rows.append(FindingRow(index, finding_id, _severity(contract, finding), path, line))
+            title = finding.get(title_field) if title_field is not None else None
+            finding_id = hashed_id(contract.name, response_id, path, line, title if isinstance(title, str) else None)
+        severity = finding.get(severity_field) if severity_field is not None else None
+        if severity_map is not None:
+            severity = severity_map.get(str(severity), "info")  # as MergeSemantics.severity
+        elif not isinstance(severity, str):
+            severity = None
+        rows.append(FindingRow(index, finding_id, severity, path, line))
     return rows
 
 
@@ -89,16 +134,3 @@ def read_marker(text: str) -> tuple[str, str] | None:
     """(finding_id, response_id) of the last marker in ``text`` (a comment body), or None."""
     found = _MARKER.findall(text)
     return (found[-1][0], found[-1][1]) if found else None
-
-
-def _text(finding: Mapping[str, Any], name: str | None) -> str | None:
-    value = finding.get(name) if name is not None else None
-    return value if isinstance(value, str) else None
-
-
-def _severity(contract: Contract, finding: Mapping[str, Any]) -> str | None:
-    merge = contract.merge
-    if merge is not None:
-        return merge.severity(finding)
-    value = finding.get("severity")
-    return value if isinstance(value, str) else None
