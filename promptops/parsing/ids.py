@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from promptops.contract import Contract
 from promptops.parsing.diagnostics import ParseOutcome
@@ -79,42 +79,83 @@ def _fields(contract: Contract) -> _Fields:
     return fields
 
 
+class FindingColumns:
+    """Kept findings as columns (one list per field, plus the row of each finding's response), which ingest
+    fills for a whole batch: appending to lists costs less than a tuple per finding."""
+
+    __slots__ = ("finding_id", "line", "path", "position", "response", "severity")
+
+    def __init__(self) -> None:
+        self.response: list[int] = []
+        self.position: list[int] = []
+        self.finding_id: list[str] = []
+        self.severity: list[str | None] = []
+        self.path: list[str | None] = []
+        self.line: list[int | None] = []
+
+    def __len__(self) -> int:
+        return len(self.finding_id)
+
+    def add(self, contract: Contract, response_id: str, outcome: ParseOutcome, response: int) -> int:
+        """Append the kept findings of ``outcome`` (none for a rejected one); how many were appended."""
+        if not outcome.accepted or not outcome.findings_kept:
+            return 0
+        result = outcome.result
+        fields = _fields(contract)
+        findings = result.get(fields.items) if result is not None else None
+        if not isinstance(findings, list):
+            return 0
+        ids, severities, paths, lines = self.finding_id, self.severity, self.path, self.line
+        try:
+            self._append(contract, response_id, findings, fields)
+        except BaseException:  # keep the columns aligned: nothing of this response stays
+            for column in (ids, severities, paths, lines, self.position):
+                del column[len(self.response) :]
+            raise
+        added = len(ids) - len(self.response)
+        self.response.extend([response] * added)
+        return added
+
+    def _append(self, contract: Contract, response_id: str, findings: list[Any], fields: _Fields) -> None:
+        id_field, path_field, line_field, title_field = fields.id, fields.path, fields.line, fields.title
+        severity_field, severity_map = fields.severity, fields.severity_map
+        ids, severities, paths, lines = self.finding_id, self.severity, self.path, self.line
+        for index, finding in enumerate(findings):
+            if type(finding) is not dict:
+                continue
+            path = finding.get(path_field) if path_field is not None else None
+            if type(path) is not str:
+                path = None
+            line = finding.get(line_field) if line_field is not None else None
+            if type(line) is not int:  # a bool is no line
+                line = None
+            own = finding.get(id_field) if id_field is not None else None
+            if type(own) is int:
+                own = str(own)
+            if type(own) is str and own:  # the parser trims strings: a blank id is empty here
+                ids.append(own)
+            else:
+                title = finding.get(title_field) if title_field is not None else None
+                ids.append(hashed_id(contract.name, response_id, path, line, title if type(title) is str else None))
+            severity = finding.get(severity_field) if severity_field is not None else None
+            if severity_map is not None:
+                severity = severity_map.get(str(severity), "info")  # as MergeSemantics.severity
+            elif type(severity) is not str:
+                severity = None
+            severities.append(severity)
+            paths.append(path)
+            lines.append(line)
+            self.position.append(index)
+
+
 def finding_rows(contract: Contract, response_id: str, outcome: ParseOutcome) -> list[FindingRow]:
     """The kept findings of an accepted outcome with their ids; empty for a rejected one."""
-    if not outcome.accepted or not outcome.findings_kept:
-        return []
-    result = outcome.result
-    fields = _fields(contract)
-    findings = result.get(fields.items) if result is not None else None
-    if not isinstance(findings, list):
-        return []
-    id_field, path_field, line_field, title_field = fields.id, fields.path, fields.line, fields.title
-    severity_field, severity_map = fields.severity, fields.severity_map
-    rows = []
-    for index, finding in enumerate(findings):
-        if not isinstance(finding, dict):
-            continue
-        path = finding.get(path_field) if path_field is not None else None
-        if not isinstance(path, str):
-            path = None
-        line = finding.get(line_field) if line_field is not None else None
-        if type(line) is not int:  # a bool is no line
-            line = None
-        own = finding.get(id_field) if id_field is not None else None
-        if type(own) is int:
-            own = str(own)
-        if isinstance(own, str) and own.strip():
-            finding_id = own
-        else:
-            title = finding.get(title_field) if title_field is not None else None
-            finding_id = hashed_id(contract.name, response_id, path, line, title if isinstance(title, str) else None)
-        severity = finding.get(severity_field) if severity_field is not None else None
-        if severity_map is not None:
-            severity = severity_map.get(str(severity), "info")  # as MergeSemantics.severity
-        elif not isinstance(severity, str):
-            severity = None
-        rows.append(FindingRow(index, finding_id, severity, path, line))
-    return rows
+    columns = FindingColumns()
+    columns.add(contract, response_id, outcome, 0)
+    return [
+        FindingRow(*row)
+        for row in zip(columns.position, columns.finding_id, columns.severity, columns.path, columns.line, strict=True)
+    ]
 
 
 def finding_ids(contract: Contract, response_id: str, outcome: ParseOutcome) -> list[str]:

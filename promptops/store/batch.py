@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from promptops.parsing import Diagnostic, ParseOutcome
 from promptops.parsing.diagnostics import COERCION_CODES, Code
-from promptops.parsing.ids import FindingRow, finding_rows
+from promptops.parsing.ids import FindingColumns
 from promptops.policy import ParserPolicy
 from promptops.store.ddl import SLICE_COLUMNS
 from promptops.store.findings import findings_table
@@ -217,8 +217,7 @@ class BatchBuilder:
         self._slices: dict[tuple[str | None, ...], int] = {}
         self._duplicates = 0
         self._policies: dict[int, tuple[ParserPolicy, str, str, bool]] = {}
-        self._findings: list[FindingRow] = []
-        self._finding_row: list[int] = []  # index of the finding's response in _rows
+        self._findings = FindingColumns()
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -289,12 +288,10 @@ class BatchBuilder:
             source,
             source_line,
         )
-        kept = finding_rows(spec, response_id, outcome) if spec is not None else ()
+        if spec is not None:  # last of what can fail, so a failure leaves no finding of this response behind
+            self._findings.add(spec, response_id, outcome, len(self._rows))
         self._policies[id(policy)] = cached
         self._ids.add(response_id)
-        if kept:
-            self._findings.extend(kept)
-            self._finding_row.extend([len(self._rows)] * len(kept))
         if count:
             self._diags.extend(diagnostics)
             self._diag_row.extend([len(self._rows)] * count)
@@ -323,7 +320,7 @@ class BatchBuilder:
             schema=RESPONSE_SCHEMA,
         )
         diagnostics = diagnostics_table(self._diags, self._diag_row, self._diag_seq, self._diag_slice, responses)
-        findings = findings_table(self._findings, self._finding_row, responses.column("response_id"))
+        findings = findings_table(self._findings, responses.column("response_id"))
         batch = Batch(responses, diagnostics, slices_table(list(self._slices)), self._duplicates, findings=findings)
         self._reset()
         return batch

@@ -4,11 +4,10 @@ the store adds)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from promptops.parsing.ids import FindingRow
+from promptops.parsing.ids import FindingColumns
 
 _I32 = pa.int32()
 FINDING_SCHEMA = pa.schema(
@@ -27,20 +26,24 @@ def empty_findings() -> pa.Table:
     return FINDING_SCHEMA.empty_table()
 
 
-def findings_table(rows: Sequence[FindingRow], responses: Sequence[int], response_ids: pa.Array) -> pa.Table:
-    """Finding rows; ``responses[i]`` is the index of row i's response in ``response_ids`` (gathered by Arrow)."""
-    if not rows:
+def findings_table(columns: FindingColumns, response_ids: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """Finding rows; each finding's response id is gathered from ``response_ids`` by Arrow."""
+    if not len(columns):
         return empty_findings()
-    index, finding_id, severity, path, line = zip(*rows, strict=True)
+    lines = pa.array(columns.line, type=pa.int64())
+    if lines.null_count < len(lines):
+        low, high = pc.min(lines).as_py(), pc.max(lines).as_py()
+        if low < -(2**31) or high >= 2**31:  # a line beyond int32 is stored as unknown rather than failing the batch
+            outside = pc.or_(pc.less(lines, -(2**31)), pc.greater_equal(lines, 2**31))
+            lines = pc.if_else(outside, pa.scalar(None, type=pa.int64()), lines)
     return pa.Table.from_arrays(
         [
-            response_ids.take(pa.array(responses, type=_I32)),
-            pa.array(index, type=_I32),
-            pa.array(finding_id, type=pa.string()),
-            pa.array(severity, type=pa.string()),
-            pa.array(path, type=pa.string()),
-            # a line beyond int32 is stored as unknown rather than failing the batch
-            pa.array([v if v is None or -(2**31) <= v < 2**31 else None for v in line], type=_I32),
+            response_ids.take(pa.array(columns.response, type=_I32)),
+            pa.array(columns.position, type=_I32),
+            pa.array(columns.finding_id, type=pa.string()),
+            pa.array(columns.severity, type=pa.string()),
+            pa.array(columns.path, type=pa.string()),
+            lines.cast(_I32),
         ],
         schema=FINDING_SCHEMA,
     )
