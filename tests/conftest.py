@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -43,6 +45,51 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report.longrepr = (
         f"skipped under CI=true, which allows no skip outside tests/conftest.py's CI_ALLOWED_SKIPS: {reason}"
     )
+
+
+class NetworkBlocked(OSError):
+    """A test tried to reach another machine."""
+
+
+def _remote(address: object) -> str | None:
+    """The host of an AF_INET/AF_INET6 address that is not this machine; None for loopback and AF_UNIX."""
+    if not isinstance(address, tuple) or not address:
+        return None  # a path: AF_UNIX
+    host = str(address[0]).split("%")[0]
+    if host in ("localhost", ""):
+        return None
+    try:
+        return None if ipaddress.ip_address(host).is_loopback else host
+    except ValueError:
+        return host  # a name: resolving it already asks the network
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every test fails if it connects to another machine (the GitHub collector's tests replay recorded answers
+    on 127.0.0.1). Loopback stays open in-process (py4j talks to Spark's JVM on it) and subprocesses are not
+    watched. Attempts are also recorded, so a test that swallows the error still fails at teardown."""
+    attempts: list[str] = []
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def check(address: object) -> None:
+        host = _remote(address)
+        if host is not None:
+            attempts.append(host)
+            raise NetworkBlocked(f"tests do not reach the network (connect to {host})")
+
+    def guarded(self: socket.socket, address: object) -> None:
+        check(address)
+        connect(self, address)  # type: ignore[arg-type]
+
+    def guarded_ex(self: socket.socket, address: object) -> int:
+        check(address)
+        return connect_ex(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_ex)
+    yield attempts
+    assert not attempts, f"the test tried to reach the network: {', '.join(attempts)}"
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""Finding feedback: what happened to a finding after a reviewer posted it."""
