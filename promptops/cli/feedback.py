@@ -27,9 +27,23 @@ if TYPE_CHECKING:
 MAX_REPORTED = 100  # bad lines printed one per line on stderr; the rest are counted
 
 
-@click.group("feedback")
+class _FeedbackGroup(click.Group):
+    """Loads ``collect`` (the collectors, promptops.cli.feedback_collect) only when it is run or listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*self.commands, "collect"])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "collect":
+            from promptops.cli.feedback_collect import collect_group
+
+            return collect_group
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group("feedback", cls=_FeedbackGroup)
 def feedback() -> None:
-    """Finding feedback: store what developers did with each finding, and mark posted comments."""
+    """Finding feedback: collect and store what developers did with each finding, and mark posted comments."""
 
 
 @feedback.command("ingest")

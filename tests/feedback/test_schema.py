@@ -34,7 +34,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("unknown field", {**event(1), "extra": True}),
     ("other version", event(1, feedback_version="1.1")),
     ("missing actor", {k: v for k, v in event(1).items() if k != "actor"}),
-    ("number id", event(1, finding_id=7)),
+    ("number id", {**event(1), "finding_id": 7}),
 ]
 
 
@@ -58,7 +58,8 @@ def test_every_feedback_help_works_without_loading_the_store() -> None:
     script = (
         "import sys\n"
         "from promptops.cli import run\n"
-        "for args in (['feedback', '--help'], ['feedback', 'ingest', '--help'], ['feedback', 'marker', '--help']):\n"
+        "for args in (['feedback', '--help'], ['feedback', 'ingest', '--help'], ['feedback', 'marker', '--help'],\n"
+        "             ['feedback', 'collect', '--help'], ['feedback', 'collect', 'github', '--help']):\n"
         "    assert run(args) == 0, args\n"
         "assert 'duckdb' not in sys.modules and 'pyarrow' not in sys.modules\n"
     )
@@ -66,3 +67,4 @@ def test_every_feedback_help_works_without_loading_the_store() -> None:
     assert done.returncode == 0, done.stderr
     assert "Usage: promptops feedback ingest [OPTIONS] PATHS..." in done.stdout
     assert "Print the marker a bot embeds" in done.stdout
+    assert "collect  Turn what happened to posted findings" in done.stdout
