@@ -27,26 +27,7 @@ if TYPE_CHECKING:
 MAX_REPORTED = 100  # bad lines printed one per line on stderr; the rest are counted
 
 
-class _FeedbackGroup(click.Group):
-    """Loads ``collect`` (the collectors, promptops.cli.feedback_collect) only when it is run or listed."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*self.commands, "collect"])
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name == "collect":
-            from promptops.cli.feedback_collect import collect_group
-
-            return collect_group
-        return super().get_command(ctx, cmd_name)
-
-
-@click.group("feedback", cls=_FeedbackGroup)
-def feedback() -> None:
-    """Finding feedback: collect and store what developers did with each finding, and mark posted comments."""
-
-
-@feedback.command("ingest")
+@click.command("ingest")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @store_option("DuckDB file to write")
 @lock_timeout_option()
@@ -107,7 +88,7 @@ def ingest(
     return code
 
 
-@feedback.command("marker")
+@click.command("marker")
 @click.argument("finding_id")
 @click.argument("response_id")
 def marker(finding_id: str, response_id: str) -> None:
@@ -122,3 +103,23 @@ def marker(finding_id: str, response_id: str) -> None:
         click.echo(render(finding_id, response_id))
     except ValueError as problem:
         raise PromptopsError(str(problem)) from None
+
+
+class _FeedbackGroup(click.Group):
+    """Holds no command objects itself, so every listing (the CLI reference too) asks ``get_command``, which
+    loads ``collect`` (the collectors, promptops.cli.feedback_collect) only when it is run or listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return ["collect", "ingest", "marker"]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "collect":
+            from promptops.cli.feedback_collect import collect_group
+
+            return collect_group
+        return {"ingest": ingest, "marker": marker}.get(cmd_name)
+
+
+@click.group("feedback", cls=_FeedbackGroup)
+def feedback() -> None:
+    """Finding feedback: collect and store what developers did with each finding, and mark posted comments."""
