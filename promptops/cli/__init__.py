@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "report": "promptops.cli.report:report_command",
     "init": "promptops.cli.scaffold:init_command",
     "contract": "promptops.cli.scaffold:contract_group",
+    "feedback": "promptops.cli.feedback:feedback",
 }
 
 

@@ -19,13 +19,16 @@ import pyarrow.compute as pc
 
 from promptops.parsing import Diagnostic, ParseOutcome
 from promptops.parsing.diagnostics import COERCION_CODES, Code
+from promptops.parsing.ids import FindingColumns
 from promptops.policy import ParserPolicy
 from promptops.store.ddl import SLICE_COLUMNS
+from promptops.store.findings import findings_table
 from promptops.store.store import Batch, Store, WriteResult
 from promptops.store.traces import TraceBuilder
 from promptops.store.values import check_outcome, check_values
 
 if TYPE_CHECKING:
+    from promptops.contract import Contract
     from promptops.reask import TraceStep
 
 DEFAULT_BATCH_SIZE = 20_000
@@ -214,6 +217,7 @@ class BatchBuilder:
         self._slices: dict[tuple[str | None, ...], int] = {}
         self._duplicates = 0
         self._policies: dict[int, tuple[ParserPolicy, str, str, bool]] = {}
+        self._findings = FindingColumns()
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -238,8 +242,10 @@ class BatchBuilder:
         tokens: int | None,
         source: str | None,
         source_line: int | None,
+        spec: Contract | None = None,
     ) -> bool:
         """Add one response; False (and counted as a duplicate) when its id is already in this batch.
+        With ``spec`` (the parser's Contract) its kept findings are added with their ids (``findings`` table).
 
         Everything is computed before anything is kept, so an exception leaves the builder as it was (ingest
         then reports the record as bad and goes on)."""
@@ -282,6 +288,8 @@ class BatchBuilder:
             source,
             source_line,
         )
+        if spec is not None:  # last of what can fail, so a failure leaves no finding of this response behind
+            self._findings.add(spec, response_id, outcome, len(self._rows))
         self._policies[id(policy)] = cached
         self._ids.add(response_id)
         if count:
@@ -312,7 +320,8 @@ class BatchBuilder:
             schema=RESPONSE_SCHEMA,
         )
         diagnostics = diagnostics_table(self._diags, self._diag_row, self._diag_seq, self._diag_slice, responses)
-        batch = Batch(responses, diagnostics, slices_table(list(self._slices)), self._duplicates)
+        findings = findings_table(self._findings, responses.column("response_id"))
+        batch = Batch(responses, diagnostics, slices_table(list(self._slices)), self._duplicates, findings=findings)
         self._reset()
         return batch
 
@@ -362,8 +371,11 @@ class Recorder:
         model: str | None = None,
         latency_ms: float | None = None,
         tokens: int | None = None,
+        spec: Contract | None = None,
     ) -> None:
         """Buffer one outcome. ``policy`` is the parser's (``parser.policy``); ``ts`` is UTC when naive.
+        ``spec`` is the parser's Contract (``parser.contract``): with it, the kept findings' ids are stored too,
+        so feedback on them can be joined back (docs/feedback.md).
 
         Raises ValueError naming the field when a value cannot be stored (store/values.py: an empty id, a
         lone surrogate, ``tokens`` outside 0..2**63-1, a negative or non-finite ``latency_ms``...); nothing
@@ -381,7 +393,20 @@ class Recorder:
         )
         check_outcome(outcome)
         self._builder.add(
-            outcome, policy, response_id, ts, contract, rollout_id, arm, unit, model, latency_ms, tokens, None, None
+            outcome,
+            policy,
+            response_id,
+            ts,
+            contract,
+            rollout_id,
+            arm,
+            unit,
+            model,
+            latency_ms,
+            tokens,
+            None,
+            None,
+            spec,
         )
         self._flush_when_full()
 

@@ -35,6 +35,7 @@ class ChunkResult:
     duplicates: int  # ids repeated inside the chunk, or in ``skip``
     bad: list[tuple[int, str]]  # (line, problem)
     slots: dict[tuple[str, str | None, str | None], int]  # records read per (contract, rollout_id, arm)
+    findings: pa.Table | None = None  # the kept findings with their ids (findings.FINDING_SCHEMA); None: none
 
 
 def parse_chunk(
@@ -108,6 +109,7 @@ def parse_chunk(
                 record.tokens,
                 display,
                 number,
+                parser.contract,
             )
         except MemoryError:
             raise
@@ -115,7 +117,14 @@ def parse_chunk(
             bad.append((number, f"could not be read: {_one_line(f'{type(problem).__name__}: {problem}')}"))
     batch = builder.take()
     return ChunkResult(
-        batch.responses, batch.diagnostics, batch.slices, records, batch.duplicates + skipped, bad, dict(slots)
+        batch.responses,
+        batch.diagnostics,
+        batch.slices,
+        records,
+        batch.duplicates + skipped,
+        bad,
+        dict(slots),
+        batch.findings,
     )
 
 

@@ -51,6 +51,9 @@ def md5_lower(expression: str) -> str:
 
 
 SLICE_KEY = md5_lower(f"to_json([{', '.join(SLICE_COLUMNS)}])")
+# The key feedback joins findings on: a finding id is unique within its response only.
+FINDING_KEY = md5_lower("response_id || chr(31) || finding_id")
+EVENT_KEY = md5_lower("source || chr(31) || event_id")
 _SLICE_COLUMNS_DDL = """contract VARCHAR NOT NULL,
                 rollout_id VARCHAR,
                 arm VARCHAR,
@@ -209,6 +212,49 @@ MIGRATIONS: tuple[Migration, ...] = (
             "DROP VIEW IF EXISTS diagnostic_facts",  # the only view over diagnostics; recreated after migrating
             "DROP TABLE diagnostics",
             "ALTER TABLE diagnostics_v3 RENAME TO diagnostics",
+        ),
+    ),
+    Migration(
+        4,
+        "findings of each response with their stable ids; finding feedback events",
+        (
+            # One row per kept finding of an accepted response (promptops.parsing.ids), so feedback joins back
+            # to its response, arm and prompt version. key_hash (64 bits of md5 of response id and finding id)
+            # and id_hash (the response's, as in responses) are the join keys, so reads never join strings;
+            # responses stored before this migration have no rows here.
+            """CREATE TABLE IF NOT EXISTS findings (
+                response_id VARCHAR NOT NULL,
+                id_hash UBIGINT NOT NULL,
+                finding_index INTEGER NOT NULL,
+                finding_id VARCHAR NOT NULL,
+                key_hash UBIGINT NOT NULL,
+                severity VARCHAR,
+                path VARCHAR,
+                line INTEGER,
+                batch_id BIGINT NOT NULL
+            )""",
+            # Every feedback event ever ingested (docs/feedback.md), the unknown ones too: whether an event's
+            # finding is known is a join at read time, so an event that arrived before its response counts
+            # once the response is stored. (source, event_id) is unique; event_hash keys the duplicate check.
+            """CREATE TABLE IF NOT EXISTS feedback (
+                event_id VARCHAR NOT NULL,
+                source VARCHAR NOT NULL,
+                event_hash UBIGINT NOT NULL,
+                finding_id VARCHAR NOT NULL,
+                response_id VARCHAR NOT NULL,
+                key_hash UBIGINT NOT NULL,
+                outcome VARCHAR NOT NULL,
+                time TIMESTAMP NOT NULL,
+                actor VARCHAR,
+                actor_kind VARCHAR NOT NULL,
+                evidence VARCHAR NOT NULL,
+                feedback_version VARCHAR NOT NULL,
+                batch_id BIGINT NOT NULL,
+                file VARCHAR,
+                file_line INTEGER
+            )""",
+            "ALTER TABLE batches ADD COLUMN findings INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE batches ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0",
         ),
     ),
 )

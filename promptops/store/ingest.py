@@ -45,6 +45,7 @@ from promptops.store.chunks import (
     too_long,
 )
 from promptops.store.defaults import DEFAULT_INGEST_BATCH as DEFAULT_INGEST_BATCH  # re-exported: otlp.py reads it here
+from promptops.store.findings import empty_findings
 from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments, read_range
 from promptops.store.policies import ParserCache
 from promptops.store.store import Batch, Store, WriteResult
@@ -406,7 +407,7 @@ class _Run:
         for line, problem in result.bad:
             self._bad(report, line, problem)
         self._report.add_slots(result.slots)
-        responses, diagnostics = result.responses, result.diagnostics
+        responses, diagnostics, findings = result.responses, result.diagnostics, result.findings
         if not responses.num_rows:  # nothing to store: keep nothing of it (a file of bad or blank lines)
             return
         ids = responses.column("response_id").to_pylist()
@@ -415,10 +416,12 @@ class _Run:
             known = pa.array(sorted(repeated), type=pa.string())
             responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
             diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
+            if findings is not None:
+                findings = findings.filter(pc.invert(pc.is_in(findings["response_id"], value_set=known)))
             report.duplicates += len(ids) - responses.num_rows
         self._pending_ids.update(ids)
         # Only the tables wait for the batch: the chunk's bad records and counts are already taken.
-        result = ChunkResult(responses, diagnostics, result.slices, result.records, result.duplicates, [], {})
+        result = ChunkResult(responses, diagnostics, result.slices, result.records, result.duplicates, [], {}, findings)
         self._pending.append(result)
         self._pending_rows += responses.num_rows
         if self._pending_rows >= self._batch_size:
@@ -431,7 +434,13 @@ class _Run:
             self._pending, self._pending_ids = [], set()
             return
         diagnostics, slices = concat_diagnostics([(r.diagnostics, r.slices) for r in self._pending])
-        batch = Batch(pa.concat_tables([r.responses for r in self._pending]), diagnostics, slices)
+        findings = [r.findings for r in self._pending if r.findings is not None and r.findings.num_rows]
+        batch = Batch(
+            pa.concat_tables([r.responses for r in self._pending]),
+            diagnostics,
+            slices,
+            findings=pa.concat_tables(findings) if findings else empty_findings(),
+        )
         self._pending, self._pending_ids, self._pending_rows = [], set(), 0
         self.wait()
         self._in_flight = (report, self._writer.submit(self._store.write, batch, writer="ingest"))

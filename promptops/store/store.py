@@ -40,6 +40,10 @@ INSERT_RESPONSES = (
     "FROM _po_responses"
 )
 INSERT_DIAGNOSTICS = "INSERT INTO diagnostics BY NAME SELECT *, $batch AS batch_id FROM _po_diagnostics"
+INSERT_FINDINGS = (
+    f"INSERT INTO findings BY NAME SELECT *, {ddl.md5_lower('response_id')} AS id_hash, {ddl.FINDING_KEY} AS key_hash, "
+    "$batch AS batch_id FROM _po_findings"
+)
 _SLICE_KEYS = f"SELECT {ddl.SLICE_KEY} FROM _po_slices ORDER BY slice"
 # From the batch's slices with their keys (a batch gathered from several chunks may name one slice twice).
 _INSERT_SLICES = (
@@ -63,6 +67,7 @@ class Batch:
     duplicates: int = 0  # response ids repeated inside the batch, already left out
     traces: pa.Table = field(default_factory=lambda: _no_traces())  # re-ask trace steps (traces.TRACE_SCHEMA)
     trace_duplicates: int = 0  # (run_id, attempt) repeated inside the batch, already left out
+    findings: pa.Table = field(default_factory=lambda: _no_findings())  # kept findings (findings.FINDING_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,7 @@ class Store:
         self.close()
 
     def count(self, table: str) -> int:
-        if table not in ddl.TABLE_COLUMNS and table not in ("batches", "segments"):
+        if table not in ddl.TABLE_COLUMNS and table not in ("batches", "segments", "findings", "feedback"):
             raise ValueError(f"unknown table {table!r}")
         with self.errors("read failed"):
             return int(ddl.scalar(self._con, f"SELECT count(*) FROM {table}"))
@@ -182,7 +187,7 @@ class Store:
 
         if self.read_only:
             raise StoreError(f"{self.display}: opened read-only")
-        responses, diagnostics, traces = batch.responses, batch.diagnostics, batch.traces
+        responses, diagnostics, traces, findings = batch.responses, batch.diagnostics, batch.traces, batch.findings
         with self._write_lock:
             con = self._con
             con.execute("BEGIN TRANSACTION")
@@ -192,6 +197,7 @@ class Store:
                     known = pa.array(sorted(existing), type=pa.string())
                     responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
                     diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
+                    findings = findings.filter(pc.invert(pc.is_in(findings["response_id"], value_set=known)))
                 duplicates = batch.duplicates + len(existing)
                 stored_steps = traces.num_rows
                 traces = self._new_steps(traces) if stored_steps else traces
@@ -200,7 +206,7 @@ class Store:
                     con.execute("ROLLBACK")
                     return WriteResult(None, 0, 0, duplicates, 0, trace_duplicates)
                 batch_id = self._insert(
-                    responses, diagnostics, batch.slices, traces, writer, duplicates, trace_duplicates
+                    responses, diagnostics, batch.slices, traces, findings, writer, duplicates, trace_duplicates
                 )
                 con.execute("COMMIT")
             except duckdb.Error as problem:
@@ -292,6 +298,7 @@ class Store:
         diagnostics: pa.Table,
         slices: pa.Table,
         traces: pa.Table,
+        findings: pa.Table,
         writer: str,
         duplicates: int,
         trace_duplicates: int,
@@ -303,6 +310,7 @@ class Store:
             for name, table, statement in (
                 ("_po_responses", responses, INSERT_RESPONSES),
                 ("_po_traces", traces, INSERT_TRACES),
+                ("_po_findings", findings, INSERT_FINDINGS),
             )
             if table.num_rows
         ]
@@ -315,7 +323,7 @@ class Store:
                 insert_diagnostics(con, diagnostics, slices, batch_id)
             con.execute(
                 "INSERT INTO batches (batch_id, committed_at, writer, responses, diagnostics, duplicates, traces, "
-                "trace_duplicates) VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?)",
+                "trace_duplicates, findings) VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     batch_id,
                     writer,
@@ -324,6 +332,7 @@ class Store:
                     duplicates,
                     traces.num_rows,
                     trace_duplicates,
+                    findings.num_rows,
                 ],
             )
         finally:
@@ -357,6 +366,12 @@ def insert_diagnostics(con: duckdb.DuckDBPyConnection, diagnostics: pa.Table, sl
     finally:
         for name in tables:
             con.unregister(name)
+
+
+def _no_findings() -> pa.Table:
+    from promptops.store.findings import empty_findings  # Arrow loads with the first batch, as for traces
+
+    return empty_findings()
 
 
 def _no_traces() -> pa.Table:

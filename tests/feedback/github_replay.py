@@ -112,14 +112,11 @@ OFFLINE = [
 def collect_command(
     root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> Callable[..., tuple[int, str, str]]:
-    """``promptops feedback collect github ARGS`` through the real CLI entry: (exit code, stdout, stderr).
-    The command is attached under a test-only name until ``promptops feedback`` adopts it."""
+    """``promptops feedback collect github ARGS`` through the real CLI entry: (exit code, stdout, stderr)."""
     import promptops.cli
 
-    monkeypatch.setitem(promptops.cli.COMMANDS, "feedback-collect", "promptops.cli.feedback_collect:collect_group")
-
     def run(*args: str) -> tuple[int, str, str]:
-        code = promptops.cli.run(["--root", str(root), "feedback-collect", "github", *args])
+        code = promptops.cli.run(["--root", str(root), "feedback", "collect", "github", *args])
         captured = capsys.readouterr()
         return code, captured.out, captured.err
 

@@ -165,7 +165,8 @@ def test_a_store_from_before_traces_upgrades_in_place(project: Path, capsys: pyt
     assert list(_dump(path, f"(SELECT {WIDE_DIAGNOSTIC_COLUMNS} FROM diagnostic_facts)").values()) == list(
         before_diagnostics.values()
     )
-    assert after["batches"] == [(*row, 0, 0) for row in before["batches"]]  # no trace steps in old batches
+    # no trace steps, findings or feedback in old batches
+    assert after["batches"] == [(*row, 0, 0, 0, 0) for row in before["batches"]]
     assert [row[:2] for row in after["schema_version"]] == [(m.version, m.name) for m in MIGRATIONS]
     store_ids = [row for row in after["store_meta"] if row[0] == "store_id"]
     assert store_ids == [row for row in before["store_meta"] if row[0] == "store_id"]
