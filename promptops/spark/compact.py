@@ -2,12 +2,12 @@
 
 Each input segment leaves one small file per table and partition, so a lake fed all day holds thousands of them
 and every query pays for opening each. Compaction rewrites a partition's live files (``promptops.store.
-lake_files``) into ``ceil(bytes / target)`` files on Spark (a range partitioning by the sort key, each task
-writing one file in place), then commits them with one marker, ``_compactions/<id>.json``, that names the
-new files and the files they replace. Readers follow the markers, so they see the old files or the new, never
-both and never neither; a crash before the marker leaves unreferenced new files, one after it leaves dead old
-ones, and the next run removes either. The id is a hash of the replaced files, so a re-run after a crash
-writes the same names.
+lake_files``) into about ``ceil(bytes / target)`` files, sorted by rollout and time: one Spark job per table, a
+range partitioning by partition and sort key, each task writing its files in place. One marker per table,
+``_compactions/<id>.json``, commits them: it names the new files and the files they replace. Readers follow the
+markers, so they see the old files or the new, never both and never neither; a crash before the marker leaves
+unreferenced new files, one after it dead old ones, and the next run removes either. The id is a hash of the
+replaced files, so a re-run after a crash writes the same names.
 
 One compactor runs at a time: on a local lake an exclusive lock on the lake directory guarantees it; on object
 storage the job that runs it (a daily schedule) must.
@@ -43,6 +43,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "traces": ("started_at", "run_id", "attempt"),
 }
 _WRITTEN_DDL = "file string, rows long"
+_PARTITION = "_partition"
 
 
 @dataclass(frozen=True)
@@ -75,16 +76,18 @@ def compact(
     step: Callable[[str], None] | None = None,
 ) -> CompactReport:
     """Compact every partition of the lake whose day is before ``before`` (the closed ones; partitions without
-    a day always qualify) and that holds more live files than its size needs. ``step`` (tests only) is called
-    with the name of each step once it is done; crash tests kill the process there."""
+    a day always qualify) and that holds more live files than its size needs: one Spark job and one marker per
+    table. ``step`` (tests only) is called with the name of each step once it is done; crash tests stop there."""
     fs, base = lake_files.filesystem(lake_uri)
     with _lock(lake_uri):
         report = CompactReport(removed=_recover(fs, base, step))
         state = lake_files.read_state(fs, base)
         for table in SORT_KEYS:
-            for partition, files in _candidates(fs, base, table, state, before, target_bytes):
-                report.compacted.append(_rewrite(spark, lake_uri, fs, base, table, partition, files, target_bytes, step))
-                report.removed += _remove(fs, base, [name for name, _ in files], step)
+            candidates = dict(_candidates(fs, base, table, state, before, target_bytes))
+            if candidates:
+                report.compacted.extend(_rewrite(spark, lake_uri, fs, base, table, candidates, target_bytes, step))
+                replaced = [name for files in candidates.values() for name, _ in files]
+                report.removed += _remove(fs, base, replaced, step)
     return report
 
 
@@ -135,35 +138,48 @@ def _rewrite(
     fs: pafs.FileSystem,
     base: str,
     table: str,
-    partition: str,
-    files: list[tuple[str, int]],
+    candidates: dict[str, list[tuple[str, int]]],
     target: int,
     step: Callable[[str], None] | None,
-) -> Compacted:
-    names = [name for name, _ in files]
-    identity = hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()[:24]
+) -> list[Compacted]:
+    """Rewrite the candidate partitions of ``table`` in one job: a range partitioning by (partition, sort key)
+    into as many tasks as the partitions need files; each task writes one file per partition its range holds."""
+    from pyspark.sql import functions as F
+
+    names = sorted(name for files in candidates.values() for name, _ in files)
+    identity = hashlib.sha256("\n".join(names).encode()).hexdigest()[:24]
     with fs.open_input_file(f"{base}/{names[0]}") as handle:
         schema = pq.read_schema(handle)
     root = lake_uri.rstrip("/") if "://" in lake_uri else "file://" + Path(base).resolve().as_posix()
     frame = spark.read.option("basePath", f"{root}/{table}").parquet(*(f"{root}/{name}" for name in names))
-    frame = frame.select(*schema.names)  # without the partition columns, which the path carries
-    count = _file_count(sum(size for _, size in files), target)
-    keys = [key for key in SORT_KEYS[table] if key in schema.names]
+    # The partition a row came from, spelled as its directory (the path keeps the writer's escaping).
+    directory = F.regexp_extract(F.input_file_name(), f"/{table}/(.*)/[^/]*$", 1).alias(_PARTITION)
+    frame = frame.select(directory, *schema.names)
+    count = sum(_file_count(sum(size for _, size in files), target) for files in candidates.values())
+    keys = [_PARTITION, *(key for key in SORT_KEYS[table] if key in schema.names)]
     ordered = (frame.repartitionByRange(count, *keys) if count > 1 else frame.coalesce(1)).sortWithinPartitions(*keys)
-    directory = f"{base}/{table}/{partition}"
-    writer = _writer(lake_uri, directory, f"{lake_files.COMPACTED_PREFIX}{identity}", schema.serialize().to_pybytes())
+    stem = f"{lake_files.COMPACTED_PREFIX}{identity}"
+    writer = _writer(lake_uri, f"{base}/{table}", stem, schema.serialize().to_pybytes())
     written = ordered.mapInArrow(writer, _WRITTEN_DDL).collect()
-    new = sorted(f"{table}/{partition}/{row.file}" for row in written)
-    rows = sum(int(row.rows) for row in written)
-    _notify(step, f"written {table}/{partition}")
-    marker = {"table": table, "partition": partition, "files": new, "replaces": sorted(names), "rows": rows}
+    new = sorted(f"{table}/{row.file}" for row in written)
+    _notify(step, f"written {table}")
+    marker = {"table": table, "files": new, "replaces": names, "rows": sum(int(row.rows) for row in written)}
     lake_files.put_json(fs, base, f"{lake_files.COMPACTIONS_DIR}/{identity}.json", marker)
-    _notify(step, f"committed {table}/{partition}")
-    return Compacted(table, partition, len(names), len(new), rows)
+    _notify(step, f"committed {table}")
+    rows: dict[str, int] = {}
+    files: dict[str, int] = {}
+    for row in written:
+        partition = str(row.file).rsplit("/", 1)[0]
+        rows[partition] = rows.get(partition, 0) + int(row.rows)
+        files[partition] = files.get(partition, 0) + 1
+    return [
+        Compacted(table, partition, len(candidates[partition]), files.get(partition, 0), rows.get(partition, 0))
+        for partition in sorted(candidates)
+    ]
 
 
 def _writer(
-    lake_uri: str, directory: str, stem: str, schema_bytes: bytes
+    lake_uri: str, table_dir: str, stem: str, schema_bytes: bytes
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -172,26 +188,33 @@ def _writer(
         fs, _ = lake_files.filesystem(lake_uri)
         context = TaskContext.get()
         name = f"{stem}_{context.partitionId() if context else 0}.parquet"
-        rows = 0
-        stream: Any = None
-        writer: pq.ParquetWriter | None = None
+        open_: dict[str, Any] = {}  # partition -> (stream, writer): the rows come sorted by partition
+        rows: dict[str, int] = {}
         try:
             for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                if writer is None:  # written in place: the compaction's marker commits it
-                    stream = fs.open_output_stream(f"{directory}/{name}")
-                    writer = pq.ParquetWriter(stream, schema)
-                # Spark hands back its own types (a decimal for UINT64, a zoned timestamp): the files keep theirs.
-                writer.write_table(pa.Table.from_batches([batch]).select(schema.names).cast(schema))
-                rows += batch.num_rows
+                table = pa.Table.from_batches([batch])
+                partitions = table[_PARTITION].to_pylist()
+                start = 0
+                while start < len(partitions):
+                    partition = partitions[start]
+                    end = start
+                    while end < len(partitions) and partitions[end] == partition:
+                        end += 1
+                    if partition not in open_:  # written in place: the compaction's marker commits it
+                        stream = fs.open_output_stream(f"{table_dir}/{partition}/{name}")
+                        open_[partition] = (stream, pq.ParquetWriter(stream, schema))
+                    # Spark hands back its own types (a decimal for UINT64, a zoned timestamp): keep the files'.
+                    part = table.slice(start, end - start).select(schema.names).cast(schema)
+                    open_[partition][1].write_table(part)
+                    rows[partition] = rows.get(partition, 0) + (end - start)
+                    start = end
         finally:
-            if writer is not None:
+            for stream, writer in open_.values():
                 writer.close()
-            if stream is not None:
                 stream.close()
-        if writer is not None:
-            yield pa.RecordBatch.from_pydict({"file": [name], "rows": [rows]})
+        if rows:
+            files = [f"{partition}/{name}" for partition in rows]
+            yield pa.RecordBatch.from_pydict({"file": files, "rows": list(rows.values())})
 
     return write
 

@@ -28,7 +28,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from promptops.store.ddl import SLICE_COLUMNS, TABLE_COLUMNS

@@ -107,9 +107,8 @@ class SparkLake:
 def open_lake(spark: SparkSession, lake_uri: str, *, display: str) -> SparkLake:
     """Temporary views over the lake at ``lake_uri`` (tables with exactly the store's columns; a table without
     files reads as empty), and the rate views over them, under names unique to this connection."""
-    from pyspark.errors import AnalysisException
-
     import pyarrow.fs as pafs
+    from pyspark.errors import AnalysisException
 
     from promptops.store import lake_files
 
