@@ -128,7 +128,7 @@ def _candidates(
         day = _day(partition)
         if day is not None and day >= before:
             continue
-        if len(files) > _file_count(sum(size for _, size in files), target):
+        if len(files) > _file_count(sum(size for _, size in files), target) and not _compacted(files):
             yield partition, files
 
 
@@ -142,25 +142,28 @@ def _rewrite(
     target: int,
     step: Callable[[str], None] | None,
 ) -> list[Compacted]:
-    """Rewrite the candidate partitions of ``table`` in one job: a range partitioning by (partition, sort key)
-    into as many tasks as the partitions need files; each task writes one file per partition its range holds."""
-    from pyspark.sql import functions as F
-
+    """Rewrite the candidate partitions of ``table``: those that fit one file in one job (hashed by partition,
+    so each lands whole in one task), each larger one in a job of its own (a range partitioning by its sort
+    key into as many tasks as it needs files). Then one marker commits every new file of the table."""
     names = sorted(name for files in candidates.values() for name, _ in files)
     identity = hashlib.sha256("\n".join(names).encode()).hexdigest()[:24]
     with fs.open_input_file(f"{base}/{names[0]}") as handle:
         schema = pq.read_schema(handle)
-    root = lake_uri.rstrip("/") if "://" in lake_uri else "file://" + Path(base).resolve().as_posix()
-    frame = spark.read.option("basePath", f"{root}/{table}").parquet(*(f"{root}/{name}" for name in names))
-    # The partition a row came from, spelled as its directory (the path keeps the writer's escaping).
-    directory = F.regexp_extract(F.input_file_name(), f"/{table}/(.*)/[^/]*$", 1).alias(_PARTITION)
-    frame = frame.select(directory, *schema.names)
-    count = sum(_file_count(sum(size for _, size in files), target) for files in candidates.values())
-    keys = [_PARTITION, *(key for key in SORT_KEYS[table] if key in schema.names)]
-    ordered = (frame.repartitionByRange(count, *keys) if count > 1 else frame.coalesce(1)).sortWithinPartitions(*keys)
-    stem = f"{lake_files.COMPACTED_PREFIX}{identity}"
-    writer = _writer(lake_uri, f"{base}/{table}", stem, schema.serialize().to_pybytes())
-    written = ordered.mapInArrow(writer, _WRITTEN_DDL).collect()
+    keys = [key for key in SORT_KEYS[table] if key in schema.names]
+    needed = {partition: _file_count(sum(size for _, size in files), target) for partition, files in candidates.items()}
+    # One job for the partitions that fit one file, then one per larger partition.
+    jobs = [(sorted(p for p, n in needed.items() if n == 1), 0)]
+    jobs += [([p], n) for p, n in sorted(needed.items()) if n > 1]
+    written = []
+    for index, (partitions, count) in enumerate(jobs):
+        if not partitions:
+            continue
+        frame = _frame(spark, lake_uri, base, table, [name for p in partitions for name, _ in candidates[p]], schema)
+        spread = frame.repartitionByRange(count, *keys) if count else frame.repartition(len(partitions), _PARTITION)
+        ordered = spread.sortWithinPartitions(_PARTITION, *keys)
+        stem = f"{lake_files.COMPACTED_PREFIX}{identity}_{index}-"
+        writer = _writer(lake_uri, f"{base}/{table}", stem, schema.serialize().to_pybytes())
+        written.extend(ordered.mapInArrow(writer, _WRITTEN_DDL).collect())
     new = sorted(f"{table}/{row.file}" for row in written)
     _notify(step, f"written {table}")
     marker = {"table": table, "files": new, "replaces": names, "rows": sum(int(row.rows) for row in written)}
@@ -178,6 +181,17 @@ def _rewrite(
     ]
 
 
+def _frame(spark: SparkSession, lake_uri: str, base: str, table: str, names: list[str], schema: pa.Schema) -> Any:
+    """The rows of ``names`` with the partition each came from, spelled as its directory (the path keeps the
+    writer's escaping), and the files' columns."""
+    from pyspark.sql import functions as F
+
+    root = lake_uri.rstrip("/") if "://" in lake_uri else "file://" + Path(base).resolve().as_posix()
+    frame = spark.read.option("basePath", f"{root}/{table}").parquet(*(f"{root}/{name}" for name in names))
+    directory = F.regexp_extract(F.input_file_name(), f"/{table}/(.*)/[^/]*$", 1).alias(_PARTITION)
+    return frame.select(directory, *schema.names)
+
+
 def _writer(
     lake_uri: str, table_dir: str, stem: str, schema_bytes: bytes
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -187,7 +201,7 @@ def _writer(
         schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
         fs, _ = lake_files.filesystem(lake_uri)
         context = TaskContext.get()
-        name = f"{stem}_{context.partitionId() if context else 0}.parquet"
+        name = f"{stem}{context.partitionId() if context else 0}.parquet"
         open_: dict[str, Any] = {}  # partition -> (stream, writer): the rows come sorted by partition
         rows: dict[str, int] = {}
         try:
@@ -229,6 +243,13 @@ def _remove(fs: pafs.FileSystem, base: str, names: list[str], step: Callable[[st
         removed += 1
         _notify(step, f"removed {name}")
     return removed
+
+
+def _compacted(files: list[tuple[str, int]]) -> bool:
+    """Whether the files are all one compaction's output: that partition is done until new files arrive (its
+    files may count one more than its size asks where a range boundary fell)."""
+    ids = {name.rsplit("/", 1)[-1].split("_", 1)[0] for name, _ in files}
+    return len(ids) == 1 and next(iter(ids)).startswith(lake_files.COMPACTED_PREFIX)
 
 
 def _file_count(size: int, target: int) -> int:
