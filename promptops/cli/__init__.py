@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "ingest": "promptops.cli.ingest:ingest_command",
     "rates": "promptops.cli.rates:rates_command",
     "export": "promptops.cli.export:export_command",
+    "lake": "promptops.cli.lake:lake_group",
     "report": "promptops.cli.report:report_command",
     "init": "promptops.cli.scaffold:init_command",
     "contract": "promptops.cli.scaffold:contract_group",

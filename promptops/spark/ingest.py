@@ -11,7 +11,7 @@ Stages (one Spark job each, plus a small listing):
    parser setup sent as JSON (``setup``), turns records into response rows (diagnostics nested), bad-record
    rows (file and line) and per-chunk counts;
 4. keep the first row of each response id in the run's order (segment path order, then line), less the ids
-   already in the lake's other files; write each segment's output set and marker (``lake``, via
+   already committed in the partitions it writes; write each segment's output set and marker (``lake``, via
    ``applyInArrow``, one segment per call).
 
 ``ingest_to_lake`` returns the embedded ingest's report type, so the CLI prints and maps exit codes alike.
@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from promptops.spark import lake
 from promptops.spark.setup import ParserSetup
+from promptops.store import lake_files
 from promptops.store.batch import RESPONSE_SCHEMA
 from promptops.store.ingest import BadRecord, IngestReport, SegmentReport
 from promptops.store.logs import SEGMENT_SUFFIXES, file_digest, find_segments
@@ -408,7 +409,9 @@ def ingest_to_lake(
     """
     inputs = find_inputs(paths, relative, spark)
     shas = identify(spark, inputs)
-    done = lake.committed(lake_uri)
+    fs, base = lake_files.filesystem(lake_uri)
+    state = lake_files.read_state(fs, base)
+    done = state.segments
     report = IngestReport()
     pending: list[tuple[Input, str, int]] = []
     claimed: set[str] = set()
@@ -422,13 +425,19 @@ def ingest_to_lake(
         pending.append((item, sha, order))
     if not pending:
         return report
-    parsed = parse_records(records_frame(spark, pending), setup)
-    kept = keep_first(parsed, _existing_ids(spark, lake_uri, claimed))
-    sources = {sha: (item.display, sizes.get(item.uri, 0)) for item, sha, _ in pending}
-    written = {
-        row.segment: row
-        for row in kept.groupBy("segment").applyInArrow(_writer(lake_uri, sources, after_file), _WRITTEN_DDL).collect()
-    }
+    lake_files.note_layout(fs, base, state)
+    from pyspark import StorageLevel
+
+    # Kept for two passes (the partitions it writes, then the write), so the logs are parsed once.
+    parsed = parse_records(records_frame(spark, pending), setup).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        existing = _existing_ids(spark, lake_uri, state, _partitions(parsed))
+        kept = keep_first(parsed, existing)
+        sources = {sha: (item.display, sizes.get(item.uri, 0)) for item, sha, _ in pending}
+        writer = _writer(lake_uri, sources, after_file)
+        written = {row.segment: row for row in kept.groupBy("segment").applyInArrow(writer, _WRITTEN_DDL).collect()}
+    finally:
+        parsed.unpersist()
     for item, sha, _ in pending:
         row = written.get(sha)
         segment = SegmentReport(item.display)
@@ -467,32 +476,27 @@ def ingest_to_lake(
     return report
 
 
-def _existing_ids(spark: SparkSession, lake_uri: str, pending: set[str]) -> DataFrame | None:
-    """Response ids in the lake's files, except the files of segments about to be (re)written."""
+def _partitions(parsed: DataFrame) -> list[str]:
+    """The responses partitions (``contract=<name>/day=<date>``) the parsed rows fall in."""
     from pyspark.sql import functions as F
 
-    fs, base = lake.filesystem(lake_uri)
-    selector = pafs_selector(f"{base}/responses")
-    names = [info.path for info in fs.get_file_info(selector) if info.path.endswith(".parquet")]
-    keep = [name for name in names if _segment_of(name) not in pending]
+    rows = parsed.filter("kind = 'response'").select("contract", F.to_date("ts").alias("day")).distinct().collect()
+    return [f"contract={row.contract}/day={row.day.isoformat()}" for row in rows if row.day is not None]
+
+
+def _existing_ids(
+    spark: SparkSession, lake_uri: str, state: lake_files.LakeState, partitions: list[str]
+) -> DataFrame | None:
+    """The response ids committed in the partitions this run writes: a duplicate of a response carries its
+    time, so it falls in the same partition, and the check never reads the rest of the lake's history."""
+    from pyspark.sql import functions as F
+
+    fs, base = lake_files.filesystem(lake_uri)
+    keep = lake_files.live_files(fs, base, "responses", state, partitions)
     if not keep:
         return None
-    scheme = lake_uri.split("://", 1)[0] + "://" if "://" in lake_uri else "file://"
-    uris = [scheme + (name if "://" in lake_uri else Path(name).resolve().as_posix()) for name in keep]
-    return spark.read.parquet(*uris).select(F.col("response_id")).distinct()
-
-
-def pafs_selector(path: str) -> Any:
-    import pyarrow.fs as pafs
-
-    return pafs.FileSelector(path, recursive=True, allow_not_found=True)
-
-
-def _segment_of(path: str) -> str | None:
-    name = path.rsplit("/", 1)[-1]
-    if not name.startswith(lake.PREFIX):
-        return None
-    return name[len(lake.PREFIX) :].rsplit("_", 1)[0]
+    root = lake_uri.rstrip("/") if "://" in lake_uri else "file://" + Path(base).resolve().as_posix()
+    return spark.read.parquet(*(f"{root}/{name}" for name in keep)).select(F.col("response_id")).distinct()
 
 
 def _sizes(spark: SparkSession, inputs: list[Input]) -> dict[str, int]:

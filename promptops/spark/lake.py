@@ -1,42 +1,38 @@
-"""Writing one input segment's output set into the lake, atomically per file, and its commit marker.
+"""Writing one input segment's output set into the lake, and its commit marker.
 
 The lake has the layout ``promptops export`` writes (``promptops.store.parquet``): hive-partitioned Parquet
 under ``responses/``, ``diagnostics/`` (both ``contract=<name>/day=<YYYY-MM-DD>/``) and ``slices/``
-(``contract=<name>/``), read unchanged by ``promptops rates --store DIR`` and the Spark engine.
+(``contract=<name>/``), read by ``promptops rates --store DIR`` and the Spark engine through the lake's commit
+protocol (``promptops.store.lake_files``).
 
 Idempotence and crash safety come from naming, not from coordination:
 
 - an input segment is known by the sha256 of its bytes; everything it produces is named ``seg-<sha>_0.parquet``
   (one file per table and partition), so writing the same segment again produces the same names;
-- each file is written under ``_tmp/`` and renamed into place (a rename is atomic on a local or HDFS file
-  system), so a reader never sees half a file;
-- when all of a segment's files are in place, ``_segments/<sha>.json`` records it (counts, source). A segment
-  with a marker is skipped by later runs; one without (the job died first) is written again whole, to the
-  same names with the same rows, replacing what the dead attempt left.
+- each file is written in place, with no rename (a copy and a delete on object storage); readers ignore it
+  until ``_segments/<sha>.json`` records the segment (counts, source), written when all its files are there.
+  A segment with a marker is skipped by later runs; one without (the job died first) is written again whole,
+  to the same names with the same rows, replacing what the dead attempt left.
 
 The rows a segment writes are its responses whose id no earlier segment (in the run's order, or committed in
-the lake) holds, so a re-run after a failure writes exactly what a clean run writes.
+the partitions it writes) holds, so a re-run after a failure writes exactly what a clean run writes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from promptops.store.ddl import SLICE_COLUMNS, TABLE_COLUMNS
+from promptops.store.lake_files import SEGMENT_PREFIX, SEGMENTS_DIR, filesystem, put_json, read_state
 
-SEGMENTS_DIR = "_segments"
-TMP_DIR = "_tmp"
-PREFIX = "seg-"
 BATCH_ID = 0  # the lake has no store batches; readers ignore the column, kept so the files match an export
 
 # Diagnostic fields carried inside each parsed response row (a list of structs), in DIAGNOSTIC_SCHEMA order.
@@ -61,32 +57,15 @@ def slice_key(values: tuple[str | None, ...]) -> int:
     return md5_lower(json.dumps(list(values), separators=(",", ":"), ensure_ascii=False))
 
 
-def filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
-    """The file system and base path of a lake URI (a local path, file://, s3://, gs://, hdfs://...)."""
-    if "://" not in lake:
-        return pafs.LocalFileSystem(), lake.rstrip("/")
-    scheme, rest = lake.split("://", 1)
-    if scheme in ("s3a", "s3n"):  # Hadoop's names for S3; Arrow knows it as s3
-        scheme = "s3"
-    fs, path = pafs.FileSystem.from_uri(f"{scheme}://{rest}")
-    return fs, path.rstrip("/")
-
-
-def committed(lake: str) -> dict[str, dict[str, Any]]:
-    """The lake's segment markers, by segment sha256."""
+def committed(lake: str) -> set[str]:
+    """The sha256 of the segments the lake has committed."""
     fs, base = filesystem(lake)
-    selector = pafs.FileSelector(f"{base}/{SEGMENTS_DIR}", allow_not_found=True)
-    found: dict[str, dict[str, Any]] = {}
-    for info in fs.get_file_info(selector):
-        if info.type == pafs.FileType.File and info.base_name.endswith(".json"):
-            with fs.open_input_stream(info.path) as stream:
-                found[info.base_name[: -len(".json")]] = json.loads(stream.read().decode())
-    return found
+    return read_state(fs, base).segments
 
 
 def write_marker(lake: str, sha: str, marker: dict[str, Any]) -> None:
     fs, base = filesystem(lake)
-    _put(fs, base, f"{SEGMENTS_DIR}/{sha}.json", json.dumps(marker, sort_keys=True).encode())
+    put_json(fs, base, f"{SEGMENTS_DIR}/{sha}.json", marker)
 
 
 def write_segment(
@@ -99,30 +78,19 @@ def write_segment(
     fs, base = filesystem(lake)
     responses = responses.sort_by([("source_line", "ascending"), ("response_id", "ascending")])
     tables = _tables(responses)
-    name = f"{PREFIX}{sha}_0.parquet"
+    name = f"{SEGMENT_PREFIX}{sha}_0.parquet"
     written: list[str] = []
     for table, parts in tables.items():
         for partition, rows in parts:
             relative = f"{table}/{partition}/{name}"
-            buffer = pa.BufferOutputStream()
-            pq.write_table(rows, buffer)
-            _put(fs, base, relative, buffer.getvalue().to_pybytes())
+            fs.create_dir(f"{base}/{table}/{partition}", recursive=True)
+            with fs.open_output_stream(f"{base}/{relative}") as stream:  # in place: the marker commits it
+                pq.write_table(rows, stream)
             written.append(relative)
             if after_file is not None:
                 after_file(relative)
     diagnostics = sum(rows.num_rows for _, rows in tables["diagnostics"])
     return responses.num_rows, diagnostics, written
-
-
-def _put(fs: pafs.FileSystem, base: str, relative: str, data: bytes) -> None:
-    """Write ``data`` to ``base/relative`` through a temporary file renamed into place."""
-    target = f"{base}/{relative}"
-    temporary = f"{base}/{TMP_DIR}/{uuid.uuid4().hex}"
-    fs.create_dir(f"{base}/{TMP_DIR}", recursive=True)
-    fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
-    with fs.open_output_stream(temporary) as stream:
-        stream.write(data)
-    fs.move(temporary, target)
 
 
 def _tables(responses: pa.Table) -> dict[str, list[tuple[str, pa.Table]]]:

@@ -12,6 +12,7 @@ thing the rates, gate and report code ask of a store connection.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlglot
@@ -24,12 +25,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 TABLES = ("responses", "diagnostics", "slices", "traces")
-_PARTITIONS = {
-    "responses": ("contract", "day"),
-    "diagnostics": ("contract", "day"),
-    "slices": ("contract",),
-    "traces": ("contract", "day"),
-}
 _SPARK_TYPES = {
     "VARCHAR": "STRING",
     "UBIGINT": "DECIMAL(20,0)",  # Spark has no unsigned type; Parquet UINT64 reads as this
@@ -112,12 +107,13 @@ class SparkLake:
 def open_lake(spark: SparkSession, lake_uri: str, *, display: str) -> SparkLake:
     """Temporary views over the lake at ``lake_uri`` (tables with exactly the store's columns; a table without
     files reads as empty), and the rate views over them, under names unique to this connection."""
+    import pyarrow.fs as pafs
     from pyspark.errors import AnalysisException
 
-    from promptops.spark import lake
+    from promptops.store import lake_files
 
-    fs, base = lake.filesystem(lake_uri)
-    import pyarrow.fs as pafs
+    fs, base = lake_files.filesystem(lake_uri)
+    state = lake_files.read_state(fs, base)
 
     if fs.get_file_info(f"{base}/responses").type != pafs.FileType.Directory:
         raise PromptopsError(f"{display}: not a promptops Parquet export (no responses/ directory)")
@@ -125,7 +121,7 @@ def open_lake(spark: SparkSession, lake_uri: str, *, display: str) -> SparkLake:
     names = {name: f"{name}{suffix}" for name in (*TABLES, *_view_names())}
     try:
         for table in TABLES:
-            frame = _table(spark, fs, base, lake_uri, table)
+            frame = _table(spark, lake_uri, lake_files.live_files(fs, base, table, state), table, state.uniform)
             frame.createOrReplaceTempView(names[table])
         connection = SparkLake(spark, names)
         for statement in ddl.VIEWS:
@@ -139,17 +135,19 @@ def _view_names() -> list[str]:
     return [sqlglot.parse_one(statement, read="duckdb").this.name for statement in ddl.VIEWS]
 
 
-def _table(spark: SparkSession, fs: Any, base: str, lake_uri: str, table: str) -> DataFrame:
-    import pyarrow.fs as pafs
+def _table(spark: SparkSession, lake_uri: str, files: list[str], table: str, uniform: bool) -> DataFrame:
+    """The table over its live files (the lake's commit protocol), with exactly the store's columns."""
     from pyspark.sql import functions as F
 
     columns = ddl.TABLE_COLUMNS[table]
-    infos = fs.get_file_info(pafs.FileSelector(f"{base}/{table}", recursive=True, allow_not_found=True))
-    if not any(info.path.endswith(".parquet") for info in infos):
+    if not files:
         typed = ", ".join(f"CAST(NULL AS {_SPARK_TYPES[kind]}) AS {name}" for name, kind in columns)
         return spark.sql(f"SELECT {typed} WHERE false")
-    root = f"{lake_uri.rstrip('/')}/{table}" if "://" in lake_uri else f"{base}/{table}"
-    frame = spark.read.option("basePath", root).option("mergeSchema", "true").parquet(root)
+    root = lake_uri.rstrip("/") if "://" in lake_uri else "file://" + Path(lake_uri).resolve().as_posix()
+    reader = spark.read.option("basePath", f"{root}/{table}")
+    if not uniform:  # files written by other releases: reconcile their schemas by column name
+        reader = reader.option("mergeSchema", "true")
+    frame = reader.parquet(*(f"{root}/{name}" for name in files))
     selected = frame.select(*(F.col(name).cast(_SPARK_TYPES[kind]).alias(name) for name, kind in columns))
     return selected.distinct() if table == "slices" else selected  # segments and stores share slices
 

@@ -20,21 +20,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from promptops.store import ddl
+from promptops.store import ddl, lake_files
 from promptops.store.errors import StoreError, describe
 from promptops.store.store import Store
 
 TABLES = ("responses", "diagnostics", "slices", "traces")
 # Hive partition columns of each table's files; "day" is the date of ddl.TIME_COLUMNS[table].
-_PARTITIONS: dict[str, tuple[str, ...]] = {
-    "responses": ("contract", "day"),
-    "diagnostics": ("contract", "day"),
-    "slices": ("contract",),
-    "traces": ("contract", "day"),
-}
+_PARTITIONS = lake_files.PARTITIONS
 # What each table exports: diagnostics take their contract (a partition) from their slice.
 _EXPORTED: dict[str, str] = {
     "responses": "SELECT *, CAST(ts AS DATE) AS day FROM responses",
@@ -112,10 +108,12 @@ def open_parquet(directory: Path, *, display: str) -> duckdb.DuckDBPyConnection:
     if not (directory / "responses").is_dir():
         raise StoreError(f"{display}: not a promptops Parquet export (no responses/ directory)")
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    fs, base = lake_files.filesystem(directory.as_posix())
+    state = lake_files.read_state(fs, base) if lake_files.is_lake(fs, base) else None
     try:
         legacy = False
         for table, columns in ddl.TABLE_COLUMNS.items():
-            files = _files(directory, table)
+            files = _files(directory, table) if state is None else _lake_files(fs, base, table, state)
             if table == "diagnostics" and files is not None:
                 present = _columns(con, files)
                 # Rows from before store migration 3 carry their slice's columns instead of its key.
@@ -147,6 +145,17 @@ def _files(directory: Path, table: str) -> str | None:
     source = _literal(f"{(directory / table).as_posix()}/{depth}*.parquet")
     kinds = ", ".join(f"'{name}': {'DATE' if name == 'day' else 'VARCHAR'}" for name in _PARTITIONS[table])
     return f"read_parquet({source}, hive_partitioning = true, hive_types = {{{kinds}}}, union_by_name = true)"
+
+
+def _lake_files(fs: Any, base: str, table: str, state: lake_files.LakeState) -> str | None:
+    """A read_parquet() call over the table's live files in a lake (``promptops.store.lake_files``)."""
+    live = lake_files.live_files(fs, base, table, state)
+    if not live:
+        return None
+    names = ", ".join(_literal(f"{base}/{name}") for name in live)
+    kinds = ", ".join(f"'{name}': {'DATE' if name == 'day' else 'VARCHAR'}" for name in _PARTITIONS[table])
+    reconcile = "" if state.uniform else ", union_by_name = true"  # files written by other releases
+    return f"read_parquet([{names}], hive_partitioning = true, hive_types = {{{kinds}}}{reconcile})"
 
 
 def _columns(con: duckdb.DuckDBPyConnection, files: str) -> set[str]:
