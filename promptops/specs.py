@@ -1,0 +1,296 @@
+"""One reader for the hand-kept files: YAML, TOML and JSONL into typed specs, every error naming file, line and key.
+
+A spec is a ``msgspec.Struct`` whose fields carry their bounds (``msgspec.Meta``); a ``Document`` holds what a
+file parsed to and how to find the line of any key in it, and ``Document.convert`` turns it into the spec.
+Whatever is wrong comes back as one ``SpecError``: ``rollout/x.yaml: line 7: steps[0].weight: must be a number
+from 0 to 1``. The message is written from the spec itself (the field's type and bounds), so one mistake reads
+the same in every file. Types that are not plain data (versions, durations) are read by the ``parsers`` given to
+``convert``: a parser raising ValueError names the value's fault.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+import yaml
+from msgspec import inspect
+
+from promptops import strict_yaml
+from promptops.errors import PromptopsError
+from promptops.versioning import PromptVersion, SchemaVersion
+
+T = TypeVar("T")
+Key = tuple[str | int, ...]
+Parsers = Mapping[type, Callable[[Any], Any]]
+
+_AT = re.compile(r"\.([^.\[\]]+)|\[(\d+|\.\.\.)\]")
+
+
+class SpecError(PromptopsError):
+    """A hand-kept file that does not match its spec; ``line`` is 1-based when known."""
+
+    def __init__(self, source: str, problem: str, line: int | None = None, key: str = "") -> None:
+        self.source, self.problem, self.line, self.key = source, problem, line, key
+        super().__init__(f"{source}: {f'line {line}: ' if line else ''}{f'{key}: ' if key else ''}{problem}")
+
+
+class Document:
+    """The data of one file (or one JSONL record), its name in messages and the line of each key."""
+
+    def __init__(
+        self, data: Any, source: str, locate: Callable[[Key], int | None], *, quoted_keys: bool = False
+    ) -> None:
+        self.data = data
+        self.source = source
+        self._locate = locate
+        self._quoted = quoted_keys  # files whose messages read ``key 'a.b': ...`` (contracts, locks)
+
+    def line(self, key: Key) -> int | None:
+        return self._locate(key)
+
+    def fail(self, key: Key, problem: str) -> SpecError:
+        """The error for ``key`` (e.g. ``("steps", 0, "weight")``), its line found in the file."""
+        name = dotted(key)
+        if name and self._quoted:
+            name = f"key '{name}'"
+        return SpecError(self.source, problem, self.line(key), name)
+
+    def convert(self, spec: type[T], key: Key = (), parsers: Parsers | None = None) -> T:
+        """The data at ``key`` as ``spec``; SpecError naming the line and key of the first mistake."""
+        data = self.data
+        for part in key:
+            data = data[part]
+        table = dict(parsers or {})
+
+        def hook(kind: type, value: Any) -> Any:
+            if kind not in table:
+                raise NotImplementedError
+            return table[kind](value)
+
+        try:
+            return msgspec.convert(data, spec, dec_hook=hook)
+        except msgspec.ValidationError as problem:
+            where, message = _split(str(problem))
+            raise self.fail((*key, *where), _explain(message, spec, where, data)) from None
+
+
+def dotted(key: Key) -> str:
+    """``("steps", 0, "weight")`` as ``steps[0].weight``."""
+    out = ""
+    for part in key:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _split(message: str) -> tuple[Key, str]:
+    # msgspec: "Expected `int` >= 0 - at `$.steps[1].min_responses`"; "Object contains unknown field `x`"
+    text, _, at = message.partition(" - at `$")
+    where: list[str | int] = []
+    for name, index in _AT.findall(at.rstrip("`")):
+        if index == "...":  # a mapping's value: msgspec does not say which key
+            break
+        where.append(int(index) if index else name)
+    field = re.match(r"Object (?:contains unknown|missing required) field `(.*)`", text)
+    if field:
+        where.append(field[1])
+    return tuple(where), text
+
+
+def _explain(message: str, spec: type, where: Key, data: Any) -> str:
+    """The user's words for msgspec's ``message`` about the value at ``where``, from the spec's field type."""
+    if message.startswith("Object contains unknown field"):
+        return "unknown key (check the spelling)"
+    kind = _type_at(inspect.type_info(spec), where)
+    if kind is None or not (message.startswith(("Expected", "Object missing", "Invalid enum", "Number out of"))):
+        return message  # a parser's own words (a version, a duration)
+    value = _value_at(data, where)
+    empty = value is None or value == "" or value == [] or value == {}
+    return f"{'required' if empty else 'must be'}{',' if empty else ''} {describe(kind)}"
+
+
+def _type_at(kind: inspect.Type, where: Key) -> inspect.Type | None:
+    for part in where:
+        kind = _unwrap(kind)
+        if isinstance(kind, inspect.StructType) and isinstance(part, str):
+            match = next((f.type for f in kind.fields if f.encode_name == part), None)
+            if match is None:
+                return None
+            kind = match
+        elif isinstance(kind, inspect.ListType | inspect.TupleType | inspect.VarTupleType) and isinstance(part, int):
+            kind = kind.item_type if not isinstance(kind, inspect.TupleType) else kind.item_types[part]
+        elif isinstance(kind, inspect.DictType):
+            kind = kind.value_type
+        else:
+            return None
+    return kind
+
+
+def _unwrap(kind: inspect.Type) -> inspect.Type:
+    if isinstance(kind, inspect.UnionType):
+        rest = [t for t in kind.types if not isinstance(t, inspect.NoneType)]
+        if len(rest) == 1:
+            return rest[0]
+    return kind
+
+
+def _value_at(data: Any, where: Key) -> Any:
+    for part in where:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+class PromptText:
+    """A prompt version written as text (msgspec reads a NamedTuple as an array): ``.version`` once read."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: PromptVersion) -> None:
+        self.version = version
+
+
+class SchemaText:
+    """A schema version written as text: ``.version`` once read."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: SchemaVersion) -> None:
+        self.version = version
+
+
+def _text(value: Any, example: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"must be a quoted version string such as {example}")
+    return value
+
+
+VERSIONS: Parsers = {
+    PromptText: lambda value: PromptText(PromptVersion.parse(_text(value, '"1.2.0"'))),
+    SchemaText: lambda value: SchemaText(SchemaVersion.parse(_text(value, '"1.0"'))),
+}
+# custom types by what messages call them
+DESCRIPTIONS: dict[type, str] = {
+    PromptText: 'a quoted version string such as "1.2.0"',
+    SchemaText: 'a quoted version string such as "1.0"',
+}
+
+
+def describe(kind: inspect.Type) -> str:
+    """What a value of ``kind`` is, in the words of the messages: ``a number from 0 to 1``."""
+    kind = _unwrap(kind)
+    if isinstance(kind, inspect.FloatType | inspect.IntType):
+        noun = "a whole number" if isinstance(kind, inspect.IntType) else "a number"
+        low = kind.ge if kind.ge is not None else kind.gt
+        high = kind.le if kind.le is not None else kind.lt
+        if low is None and high is None:
+            return noun
+        if high is None:
+            return f"{noun} of at least {low:,}" if kind.ge is not None else f"a positive {noun[2:]}"
+        upper = f"up to, not including, {high:g}" if kind.lt is not None else f"to {_number(high)}"
+        return f"{noun} from {_number(low or 0)} {upper}"
+    if isinstance(kind, inspect.StrType):
+        return "a non-empty string" if kind.min_length or kind.pattern else "a string"
+    if isinstance(kind, inspect.BoolType):
+        return "true or false"
+    if isinstance(kind, inspect.LiteralType):
+        return f"one of {', '.join(map(str, kind.values))}"
+    if isinstance(kind, inspect.ListType | inspect.VarTupleType):
+        item = f" of {describe(kind.item_type)[2:]}s" if isinstance(kind.item_type, inspect.StrType) else ""
+        return f"a non-empty list{item}" if kind.min_length else f"a list{item}"
+    if isinstance(kind, inspect.DictType):
+        return "a mapping"
+    if isinstance(kind, inspect.StructType):
+        required = [f.encode_name for f in kind.fields if f.required]
+        names = " and ".join([", ".join(required[:-1]), required[-1]] if len(required) > 1 else required)
+        return f"a mapping with {names}" if names else "a mapping"
+    if isinstance(kind, inspect.CustomType):
+        return DESCRIPTIONS.get(kind.cls, f"a {kind.cls.__name__}")
+    return "a value"
+
+
+def _number(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def read_yaml(path: Path, source: str, limit: int = strict_yaml.MAX_BYTES, *, quoted_keys: bool = False) -> Document:
+    """The YAML file at ``path`` (duplicate keys refused) as a Document; SpecError naming the line otherwise."""
+    try:
+        text = strict_yaml.read_text(path, limit)
+    except strict_yaml.YamlProblem as problem:
+        raise SpecError(source, problem.message, problem.line) from None
+    return parse_yaml(text, source, quoted_keys=quoted_keys)
+
+
+def parse_yaml(text: str, source: str, *, quoted_keys: bool = False) -> Document:
+    """YAML ``text`` as a Document: the data, and the lines from the composed nodes."""
+    try:
+        data, node = strict_yaml.compose(text)
+    except strict_yaml.YamlProblem as problem:
+        raise SpecError(source, problem.message, problem.line) from None
+    return Document(data, source, lambda key: _yaml_line(node, key), quoted_keys=quoted_keys)
+
+
+def _yaml_line(node: yaml.Node | None, key: Key) -> int | None:
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for part in key:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(
+                ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)), None
+            )
+            if pair is None:
+                return line  # a missing key: its mapping's line
+            node, line = pair[1], pair[0].start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def parse_toml(text: str, source: str) -> Document:
+    """TOML ``text`` as a Document; tomllib keeps no positions, so a key's line is found in the text."""
+    import tomllib  # imported when a TOML file is read: most commands never read one
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as problem:
+        raise SpecError(source, f"invalid TOML: {problem}") from None
+    return Document(data, source, lambda key: _toml_line(text, key))
+
+
+_HEADER = re.compile(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?\Z")
+
+
+def _toml_line(text: str, key: Key) -> int | None:
+    """The line of ``key`` under its nearest ``[table]`` header, or of that header; None when not found."""
+    lines = text.splitlines()
+    names = [str(part) for part in key]
+    for cut in range(len(names), 0, -1):
+        wanted = names[:cut]
+        for number, line in enumerate(lines, 1):
+            header = _HEADER.match(line)
+            if header and [p.strip().strip("\"'") for p in header[1].split(".")] == wanted:
+                if cut == len(names):
+                    return number
+                assign = re.compile(rf"\s*[\"']?{re.escape(names[cut])}[\"']?\s*=")
+                for offset, below in enumerate(lines[number:], number + 1):
+                    if _HEADER.match(below):
+                        break
+                    if assign.match(below):
+                        return offset
+                return number
+    return None
+
+
+def record(data: Any, source: str, line: int) -> Document:
+    """One JSONL record (already decoded) as a Document: every key is on the record's line."""
+    return Document(data, source, lambda key: line)
