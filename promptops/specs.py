@@ -11,6 +11,7 @@ the same in every file. Types that are not plain data (versions, durations) are 
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,7 +36,8 @@ class SpecError(PromptopsError):
 
     def __init__(self, source: str, problem: str, line: int | None = None, key: str = "") -> None:
         self.source, self.problem, self.line, self.key = source, problem, line, key
-        super().__init__(f"{source}: {f'line {line}: ' if line else ''}{f'{key}: ' if key else ''}{problem}")
+        self.detail = f"{f'line {line}: ' if line else ''}{f'{key}: ' if key else ''}{problem}"
+        super().__init__(f"{source}: {self.detail}")
 
 
 class Document:
@@ -105,11 +107,15 @@ def _explain(message: str, spec: type, where: Key, data: Any) -> str:
     if message.startswith("Object contains unknown field"):
         return "unknown key (check the spelling)"
     kind = _type_at(inspect.type_info(spec), where)
+    if isinstance(kind, inspect.LiteralType):  # inspect sorts the values; messages keep the declared order
+        kind = inspect.LiteralType(_declared(spec, where) or kind.values)
     if kind is None or not (message.startswith(("Expected", "Object missing", "Invalid enum", "Number out of"))):
         return message  # a parser's own words (a version, a duration)
+    if message.startswith("Object missing"):
+        return f"missing ({describe(kind)})"
     value = _value_at(data, where)
-    empty = value is None or value == "" or value == [] or value == {}
-    return f"{'required' if empty else 'must be'}{',' if empty else ''} {describe(kind)}"
+    empty = value is None or value == "" or value == []
+    return f"{'required,' if empty else 'must be'} {describe(kind)}"
 
 
 def _type_at(kind: inspect.Type, where: Key) -> inspect.Type | None:
@@ -127,6 +133,17 @@ def _type_at(kind: inspect.Type, where: Key) -> inspect.Type | None:
         else:
             return None
     return kind
+
+
+def _declared(spec: type, where: Key) -> tuple[Any, ...]:
+    """The values of the Literal field at ``where`` in the order written, () when not a field of a Struct."""
+    *_, name = where or ("",)
+    owner = _type_at(inspect.type_info(spec), where[:-1])
+    owner = _unwrap(owner) if owner is not None else None
+    if not isinstance(owner, inspect.StructType):
+        return ()
+    hint = next((f.type for f in msgspec.structs.fields(owner.cls) if f.encode_name == name), None)
+    return typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
 
 
 def _unwrap(kind: inspect.Type) -> inspect.Type:

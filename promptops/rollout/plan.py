@@ -50,8 +50,8 @@ MAX_STEPS = 100
 
 @dataclass(frozen=True)
 class Arm:
-    prompt_version: specs.PromptText
-    schema_version: specs.SchemaText
+    prompt_version: PromptVersion
+    schema_version: SchemaVersion
 
     def to_dict(self) -> dict[str, str]:
         return {"prompt_version": str(self.prompt_version), "schema_version": str(self.schema_version)}

@@ -37,7 +37,7 @@ GOOD = dump_lock(ReleaseLock("x", (_release("1.0.0"), _release("1.0.1")), True))
     [
         ("contract: x", "contract: y", "key 'contract' is 'y' but the directory is 'x'"),
         ("lock_version: 1", "lock_version: 2", "key 'lock_version' must be 1"),
-        ("lock_version: 1", "lock_version: 1\nextra: 1", "unknown key 'extra'"),
+        ("lock_version: 1", "lock_version: 1\nextra: 1", "key 'extra': unknown key"),
         ("- version: 1.0.1", "- version: '1.0'", "key 'releases[1].version': prompt version '1.0' must be written"),
         ("  class: patch", "  class: huge", "key 'releases[0].class': must be one of initial, patch, minor, major"),
         ("  status: released", "  status: live", "key 'releases[0].status': must be one of released"),
