@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
-import yaml
 from msgspec import inspect
 
-from promptops import strict_yaml
 from promptops.errors import PromptopsError
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -235,10 +233,12 @@ def _number(value: float) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
-def read_yaml(path: Path, source: str, limit: int = strict_yaml.MAX_BYTES, *, quoted_keys: bool = False) -> Document:
+def read_yaml(path: Path, source: str, limit: int | None = None, *, quoted_keys: bool = False) -> Document:
     """The YAML file at ``path`` (duplicate keys refused) as a Document; SpecError naming the line otherwise."""
+    from promptops import strict_yaml  # YAML is imported by the commands that read YAML only
+
     try:
-        text = strict_yaml.read_text(path, limit)
+        text = strict_yaml.read_text(path, limit or strict_yaml.MAX_BYTES)
     except strict_yaml.YamlProblem as problem:
         raise SpecError(source, problem.message, problem.line) from None
     return parse_yaml(text, source, quoted_keys=quoted_keys)
@@ -246,6 +246,8 @@ def read_yaml(path: Path, source: str, limit: int = strict_yaml.MAX_BYTES, *, qu
 
 def parse_yaml(text: str, source: str, *, quoted_keys: bool = False) -> Document:
     """YAML ``text`` as a Document: the data, and the lines from the composed nodes."""
+    from promptops import strict_yaml
+
     try:
         data, node = strict_yaml.compose(text)
     except strict_yaml.YamlProblem as problem:
@@ -253,10 +255,12 @@ def parse_yaml(text: str, source: str, *, quoted_keys: bool = False) -> Document
     return Document(data, source, lambda key: _yaml_line(node, key), quoted_keys=quoted_keys)
 
 
-def _yaml_line(node: yaml.Node | None, key: Key) -> int | None:
+def _yaml_line(node: Any, key: Key) -> int | None:
+    import yaml
+
     if node is None:
         return None
-    line = node.start_mark.line + 1
+    line: int = node.start_mark.line + 1
     for part in key:
         if isinstance(node, yaml.MappingNode):
             pair = next(
@@ -311,3 +315,34 @@ def _toml_line(text: str, key: Key) -> int | None:
 def record(data: Any, source: str, line: int) -> Document:
     """One JSONL record (already decoded) as a Document: every key is on the record's line."""
     return Document(data, source, lambda key: line)
+
+
+def decode_line(decoder: msgspec.json.Decoder[T], line: bytes | memoryview) -> T | str:
+    """The JSONL record on ``line`` as the decoder's spec, or a one-line description of what is wrong with it."""
+    try:
+        return decoder.decode(line)
+    except msgspec.ValidationError as problem:
+        return _record_problem(str(problem))
+    except msgspec.DecodeError as problem:
+        return f"not valid JSON ({problem})"
+    except RecursionError:
+        return "not valid JSON (nested too deeply)"
+    except UnicodeDecodeError:  # msgspec checks UTF-8 inside strings only, and names a position in the string
+        try:
+            bytes(line).decode("utf-8")
+        except UnicodeDecodeError as problem:
+            return f"not valid UTF-8 (byte {problem.start + 1} of the line)"
+        return "not valid UTF-8"
+
+
+def _record_problem(message: str) -> str:
+    # msgspec says "Object missing required field `ts`" or "Expected `str`, got `int` - at `$.arm`".
+    if message.startswith("Expected `object`") and " - at " not in message:
+        return "not a JSON object"
+    problem, _, where = message.partition(" - at `$.")
+    problem = problem.replace("Object missing", "missing").replace("`", "")
+    if not where:
+        return problem.replace("missing required field ", "missing required field '") + (
+            "'" if problem.startswith("missing required field ") else ""
+        )
+    return f"field '{where.rstrip('`')}': {problem[:1].lower()}{problem[1:]}"
