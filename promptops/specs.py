@@ -285,13 +285,13 @@ def parse_toml(text: str, source: str) -> Document:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as problem:
         raise SpecError(source, f"invalid TOML: {problem}") from None
-    return Document(data, source, lambda key: _toml_line(text, key))
+    return Document(data, source, lambda key: toml_line(text, key))
 
 
 _HEADER = re.compile(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?\Z")
 
 
-def _toml_line(text: str, key: Key) -> int | None:
+def toml_line(text: str, key: Key) -> int | None:
     """The line of ``key`` under its nearest ``[table]`` header, or of that header; None when not found."""
     lines = text.splitlines()
     names = [str(part) for part in key]
