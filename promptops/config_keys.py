@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from promptops.errors import ContractError, VersionError
+from promptops.specs import Key, dotted
 
 _T = TypeVar("_T")
 
@@ -18,10 +19,13 @@ _T = TypeVar("_T")
 class ConfigKeys:
     """One mapping of ``source`` at dotted ``prefix``; unread keys are rejected by ``reject_unknown``."""
 
-    def __init__(self, data: Mapping[str, Any], source: str, prefix: str = "") -> None:
+    def __init__(
+        self, data: Mapping[str, Any], source: str, path: Key = (), locate: Callable[[Key], int | None] | None = None
+    ) -> None:
         self._data = data
         self._source = source
-        self._prefix = prefix
+        self._path = path
+        self._locate = locate  # the line of a key (promptops.specs.Document.line), when the file is known
         self._seen: set[str] = set()
 
     @property
@@ -45,8 +49,11 @@ class ConfigKeys:
         return self._data.get(key)
 
     def fail(self, key: str, problem: str) -> ContractError:
-        """The error for ``key`` of this mapping (its full dotted name in the message)."""
-        return ContractError(self._source, f"key '{self._prefix}{key}': {problem}")
+        """The error for ``key`` of this mapping (its line and full dotted name in the message)."""
+        line = self._locate((*self._path, key)) if self._locate else None
+        return ContractError(
+            self._source, f"{f'line {line}: ' if line else ''}key '{dotted((*self._path, key))}': {problem}"
+        )
 
     def string(self, key: str) -> str:
         value = self._get(key)
@@ -110,7 +117,7 @@ class ConfigKeys:
             value = {}
         if not isinstance(value, Mapping):
             raise self.fail(key, "must be a mapping")
-        return ConfigKeys(value, self._source, f"{self._prefix}{key}.")
+        return ConfigKeys(value, self._source, (*self._path, key), self._locate)
 
     def sections(self, key: str) -> list[ConfigKeys]:
         """A list of mappings (``rules: [{...}, {...}]``), each named ``key[i]`` in errors."""
@@ -119,7 +126,7 @@ class ConfigKeys:
             return []
         if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
             raise self.fail(key, "must be a list of mappings")
-        return [ConfigKeys(v, self._source, f"{self._prefix}{key}[{i}].") for i, v in enumerate(value)]
+        return [ConfigKeys(v, self._source, (*self._path, key, i), self._locate) for i, v in enumerate(value)]
 
     def optional_mapping(self, key: str) -> Mapping[str, Any]:
         value = self._get(key)

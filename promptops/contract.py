@@ -14,9 +14,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-from promptops import defaults, strict_yaml
+import msgspec
+
+from promptops import defaults, specs, strict_yaml
 from promptops.config_keys import ConfigKeys as _Keys
 from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
@@ -24,7 +26,7 @@ from promptops.report_filter import ReportFilter, check_report_filter, read_repo
 from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
 from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.versioning import SchemaVersion
 
 VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"
@@ -94,6 +96,56 @@ class Contract:
         return self.shapes[version]
 
 
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class _FieldsSpec(msgspec.Struct, forbid_unknown_fields=True):
+    id: _Name | None = None
+    path: _Name | None = None
+    line: _Name | None = None
+    end_line: _Name | None = None
+
+
+class _VersionsSpec(msgspec.Struct, forbid_unknown_fields=True):
+    schema_field: _Name | None = None
+    prompt_field: _Name | None = None
+
+
+class _CoercionsSpec(msgspec.Struct, forbid_unknown_fields=True):
+    trim_strings: bool = True
+    path_separators: bool = True
+    numeric_lines: bool = True
+
+
+class _LimitsSpec(msgspec.Struct, forbid_unknown_fields=True):
+    max_bytes: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_BYTES
+    max_depth: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_DEPTH
+
+
+class _PolicySpec(msgspec.Struct, forbid_unknown_fields=True):
+    schema_floor: specs.SchemaText
+    prompt_version: specs.PromptText
+    allow_prompt_patch_drift: bool = False
+
+
+class _ContractSpec(msgspec.Struct, forbid_unknown_fields=True):
+    """contract.yaml; tiers, report_filter and merge are read by their features (ConfigKeys)."""
+
+    contract: _Name
+    items: _Name
+    policy: _PolicySpec
+    description: str = ""
+    fields: _FieldsSpec = msgspec.field(default_factory=_FieldsSpec)
+    versions: _VersionsSpec = msgspec.field(default_factory=_VersionsSpec)
+    coercions: _CoercionsSpec = msgspec.field(default_factory=_CoercionsSpec)
+    limits: _LimitsSpec = msgspec.field(default_factory=_LimitsSpec)
+    null_means_absent: bool = False
+    extra: dict[str, Any] = {}
+    tiers: Any = None
+    report_filter: Any = None
+    merge: Any = None
+
+
 def contracts_dir(root: Path) -> Path:
     return root / VERSIONS_DIR
 
@@ -151,45 +203,36 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
     directory, rel_dir = locate_contract(root, name)
     config_path = directory / CONTRACT_FILE
     config_rel = f"{rel_dir}/{CONTRACT_FILE}"
-    config = _read_yaml(config_path, config_rel)
-    reader = _Keys(config, config_rel)
-    declared_name = reader.string("contract")
-    if declared_name != name:
-        raise ContractError(config_rel, f"key 'contract' is {declared_name!r} but the directory is {name!r}")
-    items = reader.string("items")
-    roles_keys = reader.section("fields")
-    roles = FieldRoles(**{k: roles_keys.optional_string(k) for k in ("id", "path", "line", "end_line")})
-    version_keys = reader.section("versions")
-    versions = VersionFields(
-        schema=version_keys.optional_string("schema_field"), prompt=version_keys.optional_string("prompt_field")
-    )
-    coercion_keys = reader.section("coercions")
-    coercions = Coercions(
-        trim_strings=coercion_keys.boolean("trim_strings", True),
-        path_separators=coercion_keys.boolean("path_separators", True),
-        numeric_lines=coercion_keys.boolean("numeric_lines", True),
-    )
-    limit_keys = reader.section("limits")
-    limits = Limits(
-        max_bytes=limit_keys.positive_int("max_bytes", DEFAULT_MAX_BYTES),
-        max_depth=limit_keys.positive_int("max_depth", DEFAULT_MAX_DEPTH),
-    )
-    policy_keys = reader.section("policy")
+    try:
+        document = specs.read_yaml(config_path, config_rel, quoted_keys=True)
+        if not isinstance(document.data, Mapping):
+            raise specs.SpecError(config_rel, "must be a YAML mapping")
+        spec = document.convert(_ContractSpec, parsers=specs.VERSIONS)
+    except specs.SpecError as problem:
+        raise ContractError(config_rel, problem.detail) from None
+    if spec.contract != name:
+        line = document.line(("contract",))
+        raise ContractError(
+            config_rel, f"line {line}: key 'contract' is {spec.contract!r} but the directory is {name!r}"
+        )
+    items = spec.items
+    roles = FieldRoles(**msgspec.structs.asdict(spec.fields))
+    versions = VersionFields(schema=spec.versions.schema_field, prompt=spec.versions.prompt_field)
+    coercions = Coercions(**msgspec.structs.asdict(spec.coercions))
     policy = ParserPolicy(
-        schema_floor=policy_keys.version("schema_floor", SchemaVersion.parse),
-        prompt_version=policy_keys.version("prompt_version", PromptVersion.parse),
-        allow_prompt_patch_drift=policy_keys.boolean("allow_prompt_patch_drift", False),
-        limits=limits,
+        schema_floor=spec.policy.schema_floor.version,
+        prompt_version=spec.policy.prompt_version.version,
+        allow_prompt_patch_drift=spec.policy.allow_prompt_patch_drift,
+        limits=Limits(**msgspec.structs.asdict(spec.limits)),
     )
-    for section in (roles_keys, version_keys, coercion_keys, limit_keys, policy_keys):
-        section.reject_unknown()
-    description = reader.optional_string("description") or ""
-    null_means_absent = reader.boolean("null_means_absent", False)
-    extra = reader.optional_mapping("extra")
+    description = spec.description
+    null_means_absent = spec.null_means_absent
+    extra = spec.extra
+    # the features read their own sections, naming lines through the same document
+    reader = _Keys(document.data, config_rel, locate=document.line)
     tiers = read_tiers(reader.section("tiers"))
     report_filter = read_report_filter(reader.section("report_filter"))
     merge = read_merge_semantics(reader.section("merge"))
-    reader.reject_unknown()
 
     shapes: dict[SchemaVersion, OutputShape] = {}
     files: dict[SchemaVersion, str] = {}
@@ -282,16 +325,6 @@ def _check_sections(
             check_report_filter(report_filter, derive_shape(shape, tier), source, f" (tier {tier.name})")
     if merge is not None:
         check_merge_semantics(merge, shape, roles.id, source)
-
-
-def _read_yaml(path: Path, rel: str) -> Mapping[str, Any]:
-    try:
-        data = strict_yaml.load(path)
-    except strict_yaml.YamlProblem as exc:
-        raise ContractError(rel, str(exc)) from None
-    if not isinstance(data, Mapping):
-        raise ContractError(rel, "must be a YAML mapping")
-    return data
 
 
 def _read_json(path: Path, rel: str) -> Any:

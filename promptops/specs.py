@@ -206,7 +206,12 @@ def describe(kind: inspect.Type) -> str:
         if low is None and high is None:
             return noun
         if high is None:
-            return f"{noun} of at least {low:,}" if kind.ge is not None else f"a positive {noun[2:]}"
+            positive = (kind.ge, kind.gt) in ((1, None), (None, 0))
+            return (
+                f"a positive {'integer' if isinstance(kind, inspect.IntType) else 'number'}"
+                if positive
+                else f"{noun} of at least {low:,}"
+            )
         upper = f"up to, not including, {high:g}" if kind.lt is not None else f"to {_number(high)}"
         return f"{noun} from {_number(low or 0)} {upper}"
     if isinstance(kind, inspect.StrType):
