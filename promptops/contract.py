@@ -19,7 +19,6 @@ from typing import Annotated, Any, NamedTuple
 import msgspec
 
 from promptops import defaults, specs, strict_yaml
-from promptops.config_keys import ConfigKeys as _Keys
 from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
 from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
@@ -129,7 +128,7 @@ class _PolicySpec(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class _ContractSpec(msgspec.Struct, forbid_unknown_fields=True):
-    """contract.yaml; tiers, report_filter and merge are read by their features (ConfigKeys)."""
+    """contract.yaml; tiers, report_filter and merge are read by their features."""
 
     contract: _Name
     items: _Name
@@ -141,9 +140,9 @@ class _ContractSpec(msgspec.Struct, forbid_unknown_fields=True):
     limits: _LimitsSpec = msgspec.field(default_factory=_LimitsSpec)
     null_means_absent: bool = False
     extra: dict[str, Any] = {}
-    tiers: Any = None
-    report_filter: Any = None
-    merge: Any = None
+    tiers: dict[str, Any] | None = None
+    report_filter: dict[str, Any] | None = None
+    merge: dict[str, Any] | None = None
 
 
 def contracts_dir(root: Path) -> Path:
@@ -228,11 +227,12 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
     description = spec.description
     null_means_absent = spec.null_means_absent
     extra = spec.extra
-    # the features read their own sections, naming lines through the same document
-    reader = _Keys(document.data, config_rel, locate=document.line)
-    tiers = read_tiers(reader.section("tiers"))
-    report_filter = read_report_filter(reader.section("report_filter"))
-    merge = read_merge_semantics(reader.section("merge"))
+    try:  # the features read their own sections
+        tiers = read_tiers(document)
+        report_filter = read_report_filter(document)
+        merge = read_merge_semantics(document)
+    except specs.SpecError as problem:
+        raise ContractError(config_rel, problem.detail) from None
 
     shapes: dict[SchemaVersion, OutputShape] = {}
     files: dict[SchemaVersion, str] = {}

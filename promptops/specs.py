@@ -109,9 +109,7 @@ def _explain(message: str, spec: type, where: Key, data: Any) -> str:
         kind = inspect.LiteralType(_declared(spec, where) or kind.values)
     if kind is None or not (message.startswith(("Expected", "Object missing", "Invalid enum", "Number out of"))):
         return message  # a parser's own words (a version, a duration)
-    if message.startswith("Object missing"):
-        return f"missing ({describe(kind)})"
-    value = _value_at(data, where)
+    value = _value_at(data, where)  # None when missing
     empty = value is None or value == "" or value == []
     return f"{'required,' if empty else 'must be'} {describe(kind)}"
 
@@ -224,7 +222,9 @@ def describe(kind: inspect.Type) -> str:
         item = f" of {describe(kind.item_type)[2:]}s" if isinstance(kind.item_type, inspect.StrType) else ""
         return f"a non-empty list{item}" if kind.min_length else f"a list{item}"
     if isinstance(kind, inspect.DictType):
-        return "a mapping"
+        value = _unwrap(kind.value_type)
+        plain = isinstance(value, inspect.AnyType | inspect.StructType)
+        return "a mapping" if plain else f"a mapping whose values are each {describe(value)}"
     if isinstance(kind, inspect.StructType):
         required = [f.encode_name for f in kind.fields if f.required]
         names = " and ".join([", ".join(required[:-1]), required[-1]] if len(required) > 1 else required)

@@ -20,7 +20,6 @@ import yaml
 
 from promptops import (
     canonical,
-    config_keys,
     contract,
     defaults,
     errors,
@@ -40,7 +39,6 @@ from promptops.lint import cache
 # Every promptops module whose code decides what load_contract returns (a test holds this list complete).
 LOADER_MODULES = (
     canonical,
-    config_keys,
     contract,
     defaults,
     errors,

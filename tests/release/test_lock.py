@@ -49,7 +49,7 @@ GOOD = dump_lock(ReleaseLock("x", (_release("1.0.0"), _release("1.0.1")), True))
             "key 'releases[0].artifacts': must include prompts/1.0.0.j2",
         ),
         (f"prompts/1.0.0.j2: {A}", f"../x.j2: {A}", "'../x.j2' is not a relative path under the contract directory"),
-        ("  note: n\n", "", "key 'releases[0].note': missing"),
+        ("  note: n\n", "", "key 'releases[0].note': required, a string"),
         ("  note: n\n", "  note: n\n  by: me\n", "key 'releases[0].by': unknown key"),
         (
             f"schemas/1.0.json: {B}\n",
