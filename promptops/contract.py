@@ -14,13 +14,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any
 
 import msgspec
 
 from promptops import defaults, specs, strict_yaml
 from promptops.errors import ContractError, PolicyError, VersionError
-from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
+from promptops.policy import Limits, ParserPolicy
 from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
 from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
@@ -31,23 +31,26 @@ VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"
 
 
-class FieldRoles(NamedTuple):
-    """Which finding fields carry the id, the repository path and the line range."""
-
-    id: str | None = None
-    path: str | None = None
-    line: str | None = None
-    end_line: str | None = None
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-class VersionFields(NamedTuple):
+class FieldRoles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Which finding fields carry the id, the repository path and the line range (``fields:``)."""
+
+    id: _Name | None = None
+    path: _Name | None = None
+    line: _Name | None = None
+    end_line: _Name | None = None
+
+
+class VersionFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Top-level fields where the output declares its versions; None when the request states them."""
 
-    schema: str | None = None
-    prompt: str | None = None
+    schema: _Name | None = msgspec.field(default=None, name="schema_field")
+    prompt: _Name | None = msgspec.field(default=None, name="prompt_field")
 
 
-class Coercions(NamedTuple):
+class Coercions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The safe scalar normalizations of the ReviewResult contract's coercion rules; each is logged when applied."""
 
     trim_strings: bool = True
@@ -95,32 +98,6 @@ class Contract:
         return self.shapes[version]
 
 
-_Name = Annotated[str, msgspec.Meta(min_length=1)]
-
-
-class _FieldsSpec(msgspec.Struct, forbid_unknown_fields=True):
-    id: _Name | None = None
-    path: _Name | None = None
-    line: _Name | None = None
-    end_line: _Name | None = None
-
-
-class _VersionsSpec(msgspec.Struct, forbid_unknown_fields=True):
-    schema_field: _Name | None = None
-    prompt_field: _Name | None = None
-
-
-class _CoercionsSpec(msgspec.Struct, forbid_unknown_fields=True):
-    trim_strings: bool = True
-    path_separators: bool = True
-    numeric_lines: bool = True
-
-
-class _LimitsSpec(msgspec.Struct, forbid_unknown_fields=True):
-    max_bytes: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_BYTES
-    max_depth: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_DEPTH
-
-
 class _PolicySpec(msgspec.Struct, forbid_unknown_fields=True):
     schema_floor: specs.SchemaText
     prompt_version: specs.PromptText
@@ -134,10 +111,10 @@ class _ContractSpec(msgspec.Struct, forbid_unknown_fields=True):
     items: _Name
     policy: _PolicySpec
     description: str = ""
-    fields: _FieldsSpec = msgspec.field(default_factory=_FieldsSpec)
-    versions: _VersionsSpec = msgspec.field(default_factory=_VersionsSpec)
-    coercions: _CoercionsSpec = msgspec.field(default_factory=_CoercionsSpec)
-    limits: _LimitsSpec = msgspec.field(default_factory=_LimitsSpec)
+    fields: FieldRoles = FieldRoles()
+    versions: VersionFields = VersionFields()
+    coercions: Coercions = Coercions()
+    limits: Limits = Limits()
     null_means_absent: bool = False
     extra: dict[str, Any] = {}
     tiers: dict[str, Any] | None = None
@@ -214,19 +191,13 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
         raise ContractError(
             config_rel, f"line {line}: key 'contract' is {spec.contract!r} but the directory is {name!r}"
         )
-    items = spec.items
-    roles = FieldRoles(**msgspec.structs.asdict(spec.fields))
-    versions = VersionFields(schema=spec.versions.schema_field, prompt=spec.versions.prompt_field)
-    coercions = Coercions(**msgspec.structs.asdict(spec.coercions))
+    items, roles, versions = spec.items, spec.fields, spec.versions
     policy = ParserPolicy(
         schema_floor=spec.policy.schema_floor.version,
         prompt_version=spec.policy.prompt_version.version,
         allow_prompt_patch_drift=spec.policy.allow_prompt_patch_drift,
-        limits=Limits(**msgspec.structs.asdict(spec.limits)),
+        limits=spec.limits,
     )
-    description = spec.description
-    null_means_absent = spec.null_means_absent
-    extra = spec.extra
     try:  # the features read their own sections
         tiers = read_tiers(document)
         report_filter = read_report_filter(document)
@@ -257,17 +228,17 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
         raise ContractError(config_rel, f"policy.schema_floor {policy.schema_floor} has no schema file")
     return Contract(
         name=name,
-        description=description,
+        description=spec.description,
         items=items,
         roles=roles,
         versions=versions,
-        null_means_absent=null_means_absent,
-        coercions=coercions,
+        null_means_absent=spec.null_means_absent,
+        coercions=spec.coercions,
         default_policy=policy,
         shapes=shapes,
         schema_files=files,
         directory=rel_dir,
-        extra=extra,
+        extra=spec.extra,
         tiers=tiers,
         report_filter=report_filter,
         merge=merge,
