@@ -317,11 +317,6 @@ def toml_line(text: str, key: Key) -> int | None:
     return None
 
 
-def record(data: Any, source: str, line: int) -> Document:
-    """One JSONL record (already decoded) as a Document: every key is on the record's line."""
-    return Document(data, source, lambda key: line)
-
-
 def decode_line(decoder: msgspec.json.Decoder[T], line: bytes | memoryview) -> T | str:
     """The JSONL record on ``line`` as the decoder's spec, or a one-line description of what is wrong with it."""
     try:

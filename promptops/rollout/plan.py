@@ -36,8 +36,6 @@ __all__ = ["PlanError"]  # raised by every loader here; defined beside the file 
 
 ROLLOUT_DIR = "rollout"
 UNITS = ("pr", "repo", "request")
-SEVERITIES = ("critical", "warning")
-ACTIONS = ("promote", "rollback", "resume", "retarget")
 _DURATION = re.compile(r"(\d{1,12})([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # Ranges of a plan's numbers: beyond them the statistics overflow or ask for more responses than exist.
@@ -215,21 +213,6 @@ def append_transition(path: Path, source: str, transition: Transition | Callable
         return load_plan(path, source)
 
 
-def parse_duration(text: str) -> timedelta:
-    match = _DURATION.match(text.strip()) if isinstance(text, str) else None
-    if match is None:
-        raise ValueError(f"{_short(text)} is not a duration such as 30m, 24h or 14d")
-    seconds = int(match[1]) * _SECONDS[match[2]]
-    if seconds > MAX_DURATION.total_seconds():
-        raise ValueError(f"{_short(text)} is longer than {MAX_DURATION.days} days")
-    return timedelta(seconds=seconds)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
-
-
 def _yaml() -> YAML:
     from ruamel.yaml import YAML  # only appends round-trip; reading uses PyYAML's C scanner
 
@@ -241,6 +224,16 @@ def _yaml() -> YAML:
 
 class Duration(timedelta):
     """A plan's duration, written 30m, 24h or 14d."""
+
+    @classmethod
+    def read(cls, text: Any) -> Duration:
+        match = _DURATION.match(text.strip()) if isinstance(text, str) else None
+        shown = repr(text) if len(repr(text)) <= 40 else f"{repr(text)[:37]}..."
+        if match is None:
+            raise ValueError(f"{shown} is not a duration such as 30m, 24h or 14d")
+        if (seconds := int(match[1]) * _SECONDS[match[2]]) > MAX_DURATION.total_seconds():
+            raise ValueError(f"{shown} is longer than {MAX_DURATION.days} days")
+        return cls(seconds=seconds)
 
 
 specs.DESCRIPTIONS[Duration] = "a duration such as 30m, 24h or 14d"
@@ -261,7 +254,7 @@ class When(datetime):
 
 _PARSERS = {
     **specs.VERSIONS,
-    Duration: lambda value: Duration(seconds=parse_duration(value).total_seconds()),
+    Duration: Duration.read,
     When: When.read,
 }
 
@@ -349,20 +342,9 @@ def _plan(doc: specs.Document, stem: str) -> Plan:
                 ("history", index), "malformed transition (a retarget records candidate and previous_candidate)"
             )
         candidate, previous = (None if arm is None else _arm(arm) for arm in arms)
-        history.append(
-            Transition(
-                item.at,
-                item.by,
-                item.action,
-                item.from_step,
-                item.to_step,
-                item.verdict,
-                item.reason,
-                item.forced,
-                candidate,
-                previous,
-            )
-        )
+        fields = msgspec.structs.asdict(item) | {"candidate": candidate}
+        del fields["previous_candidate"]
+        history.append(Transition(**fields, previous=previous))
     return Plan(
         rollout_id=spec.rollout,
         contract=spec.contract,
