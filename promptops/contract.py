@@ -42,6 +42,11 @@ class FieldRoles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     line: _Name | None = None
     end_line: _Name | None = None
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The fields given a role."""
+        return tuple(name for name in msgspec.structs.astuple(self) if name is not None)
+
 
 class VersionFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Top-level fields where the output declares its versions; None when the request states them."""
@@ -288,8 +293,7 @@ def _check_sections(
     merge: MergeSemantics | None,
     source: str,
 ) -> None:
-    role_fields = {name for name in (roles.id, roles.path, roles.line, roles.end_line) if name is not None}
-    check_tiers(tiers, shape, role_fields, source)
+    check_tiers(tiers, shape, set(roles.names), source)
     if report_filter is not None:
         check_report_filter(report_filter, shape, source)
         for tier in tiers.values():  # the filter must still work on every tier's findings

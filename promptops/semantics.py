@@ -208,17 +208,16 @@ def propose_section(item: Mapping[str, Any], *, roles: Collection[str] = ()) -> 
     return section
 
 
-def section_hint(shape: OutputShape, roles: Collection[str | None]) -> str:
+def section_hint(shape: OutputShape, roles: Collection[str]) -> str:
     """The ``merge:`` section to add, as one line of YAML, with ``<...>`` where the schema leaves the choice to
     the contract's owner (which field grades severity, or where a value falls on the common scale)."""
     item = {name: _as_schema(rule) for name, rule in shape.item.properties.items()}
-    named = [role for role in roles if role is not None]
-    section = propose_section(item, roles=named)
+    section = propose_section(item, roles=roles)
     if not section:
         candidates = _severities(item)
         field, values = (candidates[0]["field"], candidates[0]["map"]) if candidates else ("<an enum field>", {})
         severity = {"field": field, "map": {k: v or _CHOOSE for k, v in values.items()} or {"<value>": _CHOOSE}}
-        section = {"severity": severity, "message": _message(item, named) or ["<a text field>"]}
+        section = {"severity": severity, "message": _message(item, roles) or ["<a text field>"]}
     return "merge: " + _flow(section)
 
 

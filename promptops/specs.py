@@ -1,17 +1,14 @@
 """One reader for the hand-kept files: YAML, TOML and JSONL into typed specs, every error naming file, line and key.
 
-A spec is a ``msgspec.Struct`` whose fields carry their bounds (``msgspec.Meta``); a ``Document`` holds what a
-file parsed to and how to find the line of any key in it, and ``Document.convert`` turns it into the spec.
-Whatever is wrong comes back as one ``SpecError``: ``rollout/x.yaml: line 7: steps[0].weight: must be a number
-from 0 to 1``. The message is written from the spec itself (the field's type and bounds), so one mistake reads
-the same in every file. Types that are not plain data (versions, durations) are read by the ``parsers`` given to
-``convert``: a parser raising ValueError names the value's fault.
+A spec is a ``msgspec.Struct`` whose fields carry their bounds; a ``Document`` is what a file parsed to and the
+line of each key in it; ``Document.convert`` makes the spec or raises one ``SpecError`` written from the spec's
+field type: ``rollout/x.yaml: line 7: steps[0].weight: must be a number from 0 to 1``. Custom field types
+(versions, durations) are read by ``parsers``; a parser's ValueError is the message.
 """
 
 from __future__ import annotations
 
 import re
-import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -105,8 +102,6 @@ def _explain(message: str, spec: type, where: Key, data: Any) -> str:
     if message.startswith("Object contains unknown field"):
         return "unknown key (check the spelling)"
     kind = _type_at(inspect.type_info(spec), where)
-    if isinstance(kind, inspect.LiteralType):  # inspect sorts the values; messages keep the declared order
-        kind = inspect.LiteralType(_declared(spec, where) or kind.values)
     if kind is None or not (message.startswith(("Expected", "Object missing", "Invalid enum", "Number out of"))):
         return message  # a parser's own words (a version, a duration)
     value = _value_at(data, where)  # None when missing
@@ -131,17 +126,6 @@ def _type_at(kind: inspect.Type, where: Key) -> inspect.Type | None:
     return kind
 
 
-def _declared(spec: type, where: Key) -> tuple[Any, ...]:
-    """The values of the Literal field at ``where`` in the order written, () when not a field of a Struct."""
-    *_, name = where or ("",)
-    owner = _type_at(inspect.type_info(spec), where[:-1])
-    owner = _unwrap(owner) if owner is not None else None
-    if not isinstance(owner, inspect.StructType):
-        return ()
-    hint = next((f.type for f in msgspec.structs.fields(owner.cls) if f.encode_name == name), None)
-    return typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
-
-
 def _unwrap(kind: inspect.Type) -> inspect.Type:
     if isinstance(kind, inspect.UnionType):
         rest = [t for t in kind.types if not isinstance(t, inspect.NoneType)]
@@ -159,22 +143,23 @@ def _value_at(data: Any, where: Key) -> Any:
     return data
 
 
-class PromptText:
+class _Read:
+    __slots__ = ("version",)
+
+    def __init__(self, version: Any) -> None:
+        self.version = version
+
+
+class PromptText(_Read):
     """A prompt version written as text (msgspec reads a NamedTuple as an array): ``.version`` once read."""
 
-    __slots__ = ("version",)
-
-    def __init__(self, version: PromptVersion) -> None:
-        self.version = version
+    version: PromptVersion
 
 
-class SchemaText:
+class SchemaText(_Read):
     """A schema version written as text: ``.version`` once read."""
 
-    __slots__ = ("version",)
-
-    def __init__(self, version: SchemaVersion) -> None:
-        self.version = version
+    version: SchemaVersion
 
 
 def _text(value: Any, example: str) -> str:

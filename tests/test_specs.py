@@ -95,7 +95,7 @@ TABLE = [
         "lock",
         "  status: released\n",
         "  status: live\n",
-        f"{L}: line 12: key 'releases[0].status': must be one of released, deprecated, withdrawn",
+        f"{L}: line 12: key 'releases[0].status': must be one of deprecated, released, withdrawn",
     ),
     ("lock", "  note: n\n", "", f"{L}: line 6: key 'releases[0].note': required, a string"),
     (

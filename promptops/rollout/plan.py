@@ -73,7 +73,7 @@ class Slo:
 
 @dataclass(frozen=True)
 class Transition:
-    at: When
+    at: datetime
     by: str
     action: str
     from_step: int

@@ -39,8 +39,8 @@ GOOD = dump_lock(ReleaseLock("x", (_release("1.0.0"), _release("1.0.1")), True))
         ("lock_version: 1", "lock_version: 2", "key 'lock_version' must be 1"),
         ("lock_version: 1", "lock_version: 1\nextra: 1", "key 'extra': unknown key"),
         ("- version: 1.0.1", "- version: '1.0'", "key 'releases[1].version': prompt version '1.0' must be written"),
-        ("  class: patch", "  class: huge", "key 'releases[0].class': must be one of initial, patch, minor, major"),
-        ("  status: released", "  status: live", "key 'releases[0].status': must be one of released"),
+        ("  class: patch", "  class: huge", "key 'releases[0].class': must be one of initial, major, minor, patch"),
+        ("  status: released", "  status: live", "key 'releases[0].status': must be one of deprecated, released"),
         ("'2025-06-02T09:30:00Z'", "2025-06-02", "key 'releases[0].date': must be a UTC timestamp"),
         (f"prompts/1.0.0.j2: {A}", f"prompts/1.0.0.j2: {A[:-1]}", "key 'releases[0].artifacts.prompts/1.0.0.j2'"),
         (
