@@ -85,6 +85,8 @@ def dotted(key: Key) -> str:
 
 def _split(message: str) -> tuple[Key, str]:
     # msgspec: "Expected `int` >= 0 - at `$.steps[1].min_responses`"; "Object contains unknown field `x`"
+    if " - at `key` in `$" in message:  # a key that is not a string (YAML allows 1: x)
+        message = "every key must be a string - at `$" + message.partition(" - at `key` in `$")[2]
     text, _, at = message.partition(" - at `$")
     where: list[str | int] = []
     for name, index in _AT.findall(at.rstrip("`")):

@@ -117,6 +117,19 @@ TABLE = [
         "schema_floor: 1.0",
         f"{C}: line 41: key 'policy.schema_floor': must be a quoted version string such as \"1.0\"",
     ),
+    ("plan", "alpha: 0.05", "1: 0.05", f"{P}: line 2: every key must be a string"),
+    (
+        "contract",
+        "default: 0.6 ",
+        "default: 6 ",
+        f"{C}: line 54: key 'merge.confidence.default': must be a number from 0 to 1",
+    ),
+    (
+        "contract",
+        "map: {high: 0.8,",
+        "map: {high: 8,",
+        f"{C}: line 53: key 'merge.confidence.map': must be a mapping whose values are each a number from 0 to 1",
+    ),
     (
         "pyproject",
         "ignore = ['PO006']",
