@@ -14,39 +14,48 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Annotated, Any
 
-from promptops import defaults, strict_yaml
-from promptops.config_keys import ConfigKeys as _Keys
+import msgspec
+
+from promptops import defaults, specs, strict_yaml
 from promptops.errors import ContractError, PolicyError, VersionError
-from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
+from promptops.policy import Limits, ParserPolicy
 from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
 from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
 from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.versioning import SchemaVersion
 
 VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"
 
 
-class FieldRoles(NamedTuple):
-    """Which finding fields carry the id, the repository path and the line range."""
-
-    id: str | None = None
-    path: str | None = None
-    line: str | None = None
-    end_line: str | None = None
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-class VersionFields(NamedTuple):
+class FieldRoles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Which finding fields carry the id, the repository path and the line range (``fields:``)."""
+
+    id: _Name | None = None
+    path: _Name | None = None
+    line: _Name | None = None
+    end_line: _Name | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The fields given a role."""
+        return tuple(name for name in msgspec.structs.astuple(self) if name is not None)
+
+
+class VersionFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Top-level fields where the output declares its versions; None when the request states them."""
 
-    schema: str | None = None
-    prompt: str | None = None
+    schema: _Name | None = msgspec.field(default=None, name="schema_field")
+    prompt: _Name | None = msgspec.field(default=None, name="prompt_field")
 
 
-class Coercions(NamedTuple):
+class Coercions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The safe scalar normalizations of the ReviewResult contract's coercion rules; each is logged when applied."""
 
     trim_strings: bool = True
@@ -92,6 +101,30 @@ class Contract:
 
     def shape(self, version: SchemaVersion) -> OutputShape:
         return self.shapes[version]
+
+
+class _PolicySpec(msgspec.Struct, forbid_unknown_fields=True):
+    schema_floor: specs.SchemaText
+    prompt_version: specs.PromptText
+    allow_prompt_patch_drift: bool = False
+
+
+class _ContractSpec(msgspec.Struct, forbid_unknown_fields=True):
+    """contract.yaml; tiers, report_filter and merge are read by their features."""
+
+    contract: _Name
+    items: _Name
+    policy: _PolicySpec
+    description: str = ""
+    fields: FieldRoles = FieldRoles()
+    versions: VersionFields = VersionFields()
+    coercions: Coercions = Coercions()
+    limits: Limits = Limits()
+    null_means_absent: bool = False
+    extra: dict[str, Any] = {}
+    tiers: dict[str, Any] | None = None
+    report_filter: dict[str, Any] | None = None
+    merge: dict[str, Any] | None = None
 
 
 def contracts_dir(root: Path) -> Path:
@@ -151,45 +184,31 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
     directory, rel_dir = locate_contract(root, name)
     config_path = directory / CONTRACT_FILE
     config_rel = f"{rel_dir}/{CONTRACT_FILE}"
-    config = _read_yaml(config_path, config_rel)
-    reader = _Keys(config, config_rel)
-    declared_name = reader.string("contract")
-    if declared_name != name:
-        raise ContractError(config_rel, f"key 'contract' is {declared_name!r} but the directory is {name!r}")
-    items = reader.string("items")
-    roles_keys = reader.section("fields")
-    roles = FieldRoles(**{k: roles_keys.optional_string(k) for k in ("id", "path", "line", "end_line")})
-    version_keys = reader.section("versions")
-    versions = VersionFields(
-        schema=version_keys.optional_string("schema_field"), prompt=version_keys.optional_string("prompt_field")
-    )
-    coercion_keys = reader.section("coercions")
-    coercions = Coercions(
-        trim_strings=coercion_keys.boolean("trim_strings", True),
-        path_separators=coercion_keys.boolean("path_separators", True),
-        numeric_lines=coercion_keys.boolean("numeric_lines", True),
-    )
-    limit_keys = reader.section("limits")
-    limits = Limits(
-        max_bytes=limit_keys.positive_int("max_bytes", DEFAULT_MAX_BYTES),
-        max_depth=limit_keys.positive_int("max_depth", DEFAULT_MAX_DEPTH),
-    )
-    policy_keys = reader.section("policy")
+    try:
+        document = specs.read_yaml(config_path, config_rel, quoted_keys=True)
+        if not isinstance(document.data, Mapping):
+            raise specs.SpecError(config_rel, "must be a YAML mapping")
+        spec = document.convert(_ContractSpec, parsers=specs.VERSIONS)
+    except specs.SpecError as problem:
+        raise ContractError(config_rel, problem.detail) from None
+    if spec.contract != name:
+        line = document.line(("contract",))
+        raise ContractError(
+            config_rel, f"line {line}: key 'contract' is {spec.contract!r} but the directory is {name!r}"
+        )
+    items, roles, versions = spec.items, spec.fields, spec.versions
     policy = ParserPolicy(
-        schema_floor=policy_keys.version("schema_floor", SchemaVersion.parse),
-        prompt_version=policy_keys.version("prompt_version", PromptVersion.parse),
-        allow_prompt_patch_drift=policy_keys.boolean("allow_prompt_patch_drift", False),
-        limits=limits,
+        schema_floor=spec.policy.schema_floor.version,
+        prompt_version=spec.policy.prompt_version.version,
+        allow_prompt_patch_drift=spec.policy.allow_prompt_patch_drift,
+        limits=spec.limits,
     )
-    for section in (roles_keys, version_keys, coercion_keys, limit_keys, policy_keys):
-        section.reject_unknown()
-    description = reader.optional_string("description") or ""
-    null_means_absent = reader.boolean("null_means_absent", False)
-    extra = reader.optional_mapping("extra")
-    tiers = read_tiers(reader.section("tiers"))
-    report_filter = read_report_filter(reader.section("report_filter"))
-    merge = read_merge_semantics(reader.section("merge"))
-    reader.reject_unknown()
+    try:  # the features read their own sections
+        tiers = read_tiers(document)
+        report_filter = read_report_filter(document)
+        merge = read_merge_semantics(document)
+    except specs.SpecError as problem:
+        raise ContractError(config_rel, problem.detail) from None
 
     shapes: dict[SchemaVersion, OutputShape] = {}
     files: dict[SchemaVersion, str] = {}
@@ -214,17 +233,17 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
         raise ContractError(config_rel, f"policy.schema_floor {policy.schema_floor} has no schema file")
     return Contract(
         name=name,
-        description=description,
+        description=spec.description,
         items=items,
         roles=roles,
         versions=versions,
-        null_means_absent=null_means_absent,
-        coercions=coercions,
+        null_means_absent=spec.null_means_absent,
+        coercions=spec.coercions,
         default_policy=policy,
         shapes=shapes,
         schema_files=files,
         directory=rel_dir,
-        extra=extra,
+        extra=spec.extra,
         tiers=tiers,
         report_filter=report_filter,
         merge=merge,
@@ -274,24 +293,13 @@ def _check_sections(
     merge: MergeSemantics | None,
     source: str,
 ) -> None:
-    role_fields = {name for name in (roles.id, roles.path, roles.line, roles.end_line) if name is not None}
-    check_tiers(tiers, shape, role_fields, source)
+    check_tiers(tiers, shape, set(roles.names), source)
     if report_filter is not None:
         check_report_filter(report_filter, shape, source)
         for tier in tiers.values():  # the filter must still work on every tier's findings
             check_report_filter(report_filter, derive_shape(shape, tier), source, f" (tier {tier.name})")
     if merge is not None:
         check_merge_semantics(merge, shape, roles.id, source)
-
-
-def _read_yaml(path: Path, rel: str) -> Mapping[str, Any]:
-    try:
-        data = strict_yaml.load(path)
-    except strict_yaml.YamlProblem as exc:
-        raise ContractError(rel, str(exc)) from None
-    if not isinstance(data, Mapping):
-        raise ContractError(rel, "must be a YAML mapping")
-    return data
 
 
 def _read_json(path: Path, rel: str) -> Any:

@@ -7,7 +7,9 @@ override them, and the CLI builds one from flags; the library never reads the en
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import NamedTuple, TypeVar
+from typing import Annotated, TypeVar
+
+import msgspec
 
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -17,11 +19,11 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 256
 
 
-class Limits(NamedTuple):
-    """Inputs beyond these are rejected (``too_large``, ``too_deep``) before any parsing work."""
+class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Inputs beyond these are rejected (``too_large``, ``too_deep``) before any parsing work (``limits:``)."""
 
-    max_bytes: int = DEFAULT_MAX_BYTES
-    max_depth: int = DEFAULT_MAX_DEPTH
+    max_bytes: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_BYTES
+    max_depth: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_MAX_DEPTH
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class ParserPolicy:
     schema_floor: SchemaVersion
     prompt_version: PromptVersion
     allow_prompt_patch_drift: bool = False
-    limits: Limits = Limits()  # noqa: RUF009  (a NamedTuple: immutable, safe to share)
+    limits: Limits = Limits()  # noqa: RUF009  (a frozen Struct: immutable, safe to share)
 
     def with_overrides(
         self,

@@ -19,9 +19,11 @@ so callers count them (``promptops merge`` lists them under ``suppressed``) inst
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-from promptops.config_keys import ConfigKeys
+import msgspec
+
+from promptops import specs
 from promptops.errors import ContractError
 from promptops.shape import OutputShape, json_equal
 
@@ -86,20 +88,22 @@ class ReportFilter(NamedTuple):
         return f"{self.field} {_number(value)} is below the threshold ({rule.describe(self.field)})"
 
 
-def read_report_filter(keys: ConfigKeys) -> ReportFilter | None:
+class _RuleSpec(msgspec.Struct, forbid_unknown_fields=True):
+    min: float
+    when: dict[str, Any] = {}
+
+
+class _FilterSpec(msgspec.Struct, forbid_unknown_fields=True):
+    field: Annotated[str, msgspec.Meta(min_length=1)]
+    rules: Annotated[list[_RuleSpec], msgspec.Meta(min_length=1)]
+
+
+def read_report_filter(document: specs.Document) -> ReportFilter | None:
     """The ``report_filter:`` section, or None when the contract has none."""
-    if not len(keys):
+    if not document.data.get("report_filter"):
         return None
-    field = keys.string("field")
-    rules: list[FilterRule] = []
-    for rule_keys in keys.sections("rules"):
-        when = rule_keys.optional_mapping("when")
-        rules.append(FilterRule(dict(when), rule_keys.number("min")))
-        rule_keys.reject_unknown()
-    if not rules:
-        raise keys.fail("rules", "required, a non-empty list of {when, min} rules")
-    keys.reject_unknown()
-    return ReportFilter(field, tuple(rules))
+    spec = document.convert(_FilterSpec, ("report_filter",))
+    return ReportFilter(spec.field, tuple(FilterRule(rule.when, rule.min) for rule in spec.rules))
 
 
 def check_report_filter(report_filter: ReportFilter, shape: OutputShape, source: str, label: str = "") -> None:

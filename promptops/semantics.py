@@ -26,9 +26,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-from promptops.config_keys import ConfigKeys
+import msgspec
+
+from promptops import specs
 from promptops.errors import ContractError
 from promptops.shape import FieldRule, OutputShape
 
@@ -75,49 +77,62 @@ class MergeSemantics(NamedTuple):
         return next((t for t in (self.text(finding, n) for n in self.message) if t is not None), None)
 
 
-def read_merge_semantics(keys: ConfigKeys) -> MergeSemantics | None:
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
+_Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
+
+
+class _SeveritySpec(msgspec.Struct, forbid_unknown_fields=True):
+    field: _Name
+    map: dict[str, str]  # contract value -> common severity
+
+
+class _ConfidenceSpec(msgspec.Struct, forbid_unknown_fields=True):
+    field: _Name | None = None
+    divide_by: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    map: dict[str, _Share] | None = None
+    default: _Share = 0.6
+
+
+class _ReviewerSpec(msgspec.Struct, forbid_unknown_fields=True):
+    top: _Name | None = None
+    item: _Name | None = None
+
+
+class _MergeSpec(msgspec.Struct, forbid_unknown_fields=True):
+    severity: _SeveritySpec
+    message: Annotated[list[_Name], msgspec.Meta(min_length=1)] | _Name
+    confidence: _ConfidenceSpec = msgspec.field(default_factory=_ConfidenceSpec)
+    reviewer: _ReviewerSpec = msgspec.field(default_factory=_ReviewerSpec)
+    title: _Name | None = None
+    category: _Name | None = None
+    suggestion: _Name | None = None
+    global_ids: bool = False
+    summary: _Name | None = None
+
+
+def read_merge_semantics(document: specs.Document) -> MergeSemantics | None:
     """The ``merge:`` section, or None when the contract has none."""
-    if not len(keys):
+    if not document.data.get("merge"):
         return None
-    severity = keys.section("severity")
-    severity_field = severity.string("field")
-    severity_map = _string_map(severity, "map")
-    severity.reject_unknown()
-    confidence_keys = keys.section("confidence")
-    confidence = ConfidenceScale(
-        field=confidence_keys.optional_string("field"),
-        divide_by=confidence_keys.number("divide_by") if "divide_by" in confidence_keys else None,
-        map=_number_map(confidence_keys, "map") if "map" in confidence_keys else None,
-        default=confidence_keys.number("default", 0.6),
+    spec = document.convert(_MergeSpec, ("merge",))
+    scale = spec.confidence
+    if scale.field is not None and (scale.divide_by is None) == (scale.map is None):
+        raise document.fail(("merge", "confidence", "field"), "give exactly one of divide_by (numeric) or map (enum)")
+    if spec.reviewer.top and spec.reviewer.item:
+        raise document.fail(("merge", "reviewer", "top"), "give one of top or item")
+    return MergeSemantics(
+        severity_field=spec.severity.field,
+        severity_map=spec.severity.map,
+        confidence=ConfidenceScale(scale.field, scale.divide_by, scale.map, scale.default),
+        message=(spec.message,) if isinstance(spec.message, str) else tuple(spec.message),
+        title=spec.title,
+        category=spec.category,
+        suggestion=spec.suggestion,
+        reviewer_top=spec.reviewer.top,
+        reviewer_item=spec.reviewer.item,
+        global_ids=spec.global_ids,
+        summary=spec.summary,
     )
-    if confidence.field is not None and (confidence.divide_by is None) == (confidence.map is None):
-        raise confidence_keys.fail("field", "give exactly one of divide_by (numeric) or map (enum)")
-    if confidence.divide_by is not None and confidence.divide_by <= 0:
-        raise confidence_keys.fail("divide_by", "must be a positive number")
-    if not 0 <= confidence.default <= 1:
-        raise confidence_keys.fail("default", "must be between 0 and 1")
-    confidence_keys.reject_unknown()
-    reviewer = keys.section("reviewer")
-    semantics = MergeSemantics(
-        severity_field=severity_field,
-        severity_map=severity_map,
-        confidence=confidence,
-        message=keys.string_list("message"),
-        title=keys.optional_string("title"),
-        category=keys.optional_string("category"),
-        suggestion=keys.optional_string("suggestion"),
-        reviewer_top=reviewer.optional_string("top"),
-        reviewer_item=reviewer.optional_string("item"),
-        global_ids=keys.boolean("global_ids", False),
-        summary=keys.optional_string("summary"),
-    )
-    reviewer.reject_unknown()
-    if not semantics.message:
-        raise keys.fail("message", "required, the finding field(s) holding the finding's text")
-    if semantics.reviewer_top and semantics.reviewer_item:
-        raise reviewer.fail("top", "give one of top or item")
-    keys.reject_unknown()
-    return semantics
 
 
 def check_merge_semantics(semantics: MergeSemantics, shape: OutputShape, id_role: str | None, source: str) -> None:
@@ -193,17 +208,16 @@ def propose_section(item: Mapping[str, Any], *, roles: Collection[str] = ()) -> 
     return section
 
 
-def section_hint(shape: OutputShape, roles: Collection[str | None]) -> str:
+def section_hint(shape: OutputShape, roles: Collection[str]) -> str:
     """The ``merge:`` section to add, as one line of YAML, with ``<...>`` where the schema leaves the choice to
     the contract's owner (which field grades severity, or where a value falls on the common scale)."""
     item = {name: _as_schema(rule) for name, rule in shape.item.properties.items()}
-    named = [role for role in roles if role is not None]
-    section = propose_section(item, roles=named)
+    section = propose_section(item, roles=roles)
     if not section:
         candidates = _severities(item)
         field, values = (candidates[0]["field"], candidates[0]["map"]) if candidates else ("<an enum field>", {})
         severity = {"field": field, "map": {k: v or _CHOOSE for k, v in values.items()} or {"<value>": _CHOOSE}}
-        section = {"severity": severity, "message": _message(item, named) or ["<a text field>"]}
+        section = {"severity": severity, "message": _message(item, roles) or ["<a text field>"]}
     return "merge: " + _flow(section)
 
 
@@ -267,19 +281,3 @@ def _flow(value: Any) -> str:
 
 
 _PLAIN = re.compile(r"[A-Za-z_][\w\-]*")
-
-
-def _string_map(keys: ConfigKeys, key: str) -> dict[str, str]:
-    value = keys.raw(key)
-    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-        raise keys.fail(key, "required, a mapping of values to common severities")
-    return {str(k): v for k, v in value.items()}
-
-
-def _number_map(keys: ConfigKeys, key: str) -> dict[str, float]:
-    value = keys.raw(key)
-    if not isinstance(value, Mapping) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1 for v in value.values()
-    ):
-        raise keys.fail(key, "must map each value to a number between 0 and 1")
-    return {str(k): float(v) for k, v in value.items()}

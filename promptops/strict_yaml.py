@@ -111,8 +111,15 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str:
 
 def parse(text: str) -> Any:
     """``text`` parsed as YAML with duplicate keys refused; YamlProblem naming the line otherwise."""
+    return compose(text)[0]
+
+
+def compose(text: str) -> tuple[Any, yaml.Node | None]:
+    """``parse``, and the composed node tree whose marks give each key's line."""
+    loader = StrictLoader(text)
     try:
-        return yaml.load(text, Loader=StrictLoader)
+        node = loader.get_single_node()
+        return (loader.construct_document(node) if node is not None else None), node
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -123,6 +130,8 @@ def parse(text: str) -> Any:
         raise YamlProblem(f"invalid YAML: {problem}", line) from None
     except (ValueError, OverflowError, RecursionError) as exc:  # raised where no node names the line
         raise YamlProblem(f"a value cannot be read: {type(exc).__name__}: {_first_line(exc)}") from None
+    finally:
+        loader.dispose()
 
 
 def load(path: Path, limit: int = MAX_BYTES) -> Any:

@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from promptops.config_keys import ConfigKeys
+import msgspec
+
+from promptops import specs
 from promptops.errors import ContractError
 from promptops.shape import ObjectShape, OutputShape
 
@@ -33,14 +35,19 @@ class Tier(NamedTuple):
     description: str = ""
 
 
-def read_tiers(keys: ConfigKeys) -> dict[str, Tier]:
+class _TierSpec(msgspec.Struct, forbid_unknown_fields=True):
+    omit: list[str] | str = []  # one name may be written without a list
+    description: str = ""
+
+
+def read_tiers(document: specs.Document) -> dict[str, Tier]:
     """The ``tiers:`` section: tier name -> ``{omit: [...], description: ...}`` (an empty mapping is fine)."""
-    tiers: dict[str, Tier] = {}
-    for name in list(keys.keys()):
-        section = keys.section(name)
-        tiers[name] = Tier(name, section.string_list("omit"), section.optional_string("description") or "")
-        section.reject_unknown()
-    return tiers
+    names = document.data.get("tiers") or {}
+    tiers = {str(name): document.convert(_TierSpec, ("tiers", name)) for name in names}
+    return {
+        name: Tier(name, (t.omit,) if isinstance(t.omit, str) else tuple(t.omit), t.description)
+        for name, t in tiers.items()
+    }
 
 
 def check_tiers(tiers: Mapping[str, Tier], shape: OutputShape, role_fields: set[str], source: str) -> None:

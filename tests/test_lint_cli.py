@@ -151,10 +151,10 @@ def test_json_github_and_sarif_formats(project: Path, cli: Cli, tmp_path: Path) 
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ("[tool.promptops.lint]\nignor = ['PO004']\n", "unknown key 'ignor'"),
+        ("[tool.promptops.lint]\nignor = ['PO004']\n", "line 2: tool.promptops.lint.ignor: unknown key"),
         ("[tool.promptops.lint]\nignore = ['PO999']\n", "unknown rule code or prefix 'PO999'"),
         ("[tool.promptops.lint]\nignore = ['PO000']\n", "PO000 cannot be turned off"),
-        ("[tool.promptops.lint]\nselect = 'PO'\n", "select must be a list of rule codes"),
+        ("[tool.promptops.lint]\nselect = 'PO'\n", "line 2: tool.promptops.lint.select: must be a list of strings"),
         ("[tool.promptops.lint\n", "pyproject.toml: invalid TOML"),
     ],
 )

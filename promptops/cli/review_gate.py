@@ -7,13 +7,13 @@ stops the review (bad repo, bad config, I/O) raises and ``promptops.cli.run`` ex
 
 from __future__ import annotations
 
-import tomllib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import click
+import msgspec
 
+from promptops import settings
 from promptops.cli.changes import changed_files_options, gather_changed_files
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
@@ -30,9 +30,9 @@ from promptops.review_gate import (
     stderr_notice,
 )
 from promptops.review_gate.reviewers import DEFAULT_BLOCK_CONFIDENCE, ReviewerOutputs
+from promptops.specs import SpecError
 
 CONFIG_FILE = "pyproject.toml"
-CONFIG_TABLE = ("tool", "promptops", "review-gate")
 
 
 @click.command("review-gate")
@@ -124,16 +124,17 @@ def load_topology(repo: Path) -> Topology:
     except (OSError, UnicodeDecodeError) as problem:
         reason = problem.strerror if isinstance(problem, OSError) else "not UTF-8"
         raise ReviewGateError(f"{path.as_posix()}: cannot read: {reason or problem}") from None
+    source = path.as_posix()
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as problem:
-        raise ReviewGateError(f"{path.as_posix()}: invalid TOML: {problem}") from None
-    table: Any = document
-    for depth, key in enumerate(CONFIG_TABLE):
-        table = table.get(key)
-        if table is None:
-            return Topology()
-        if not isinstance(table, Mapping):
-            dotted = ".".join(CONFIG_TABLE[: depth + 1])
-            raise ReviewGateError(f"{path.as_posix()}: [{dotted}] must be a table")
-    return Topology.from_mapping(table, f"{path.as_posix()} [{'.'.join(CONFIG_TABLE)}]")
+        found, document = settings.parse(text, source)
+    except SpecError as problem:
+        raise ReviewGateError(str(problem)) from None
+    if found.review_gate is None:
+        return Topology()
+    try:
+        return Topology(**{k: v for k, v in msgspec.structs.asdict(found.review_gate).items() if v is not None})
+    except ReviewGateError as problem:  # a path that would leave the repo
+        key = (*settings.TABLE, "review-gate")
+        raise ReviewGateError(
+            str(SpecError(source, f"[tool.promptops.review-gate]: {problem}", document.line(key)))
+        ) from None

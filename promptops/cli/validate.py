@@ -19,6 +19,8 @@ from promptops.files import STDIN, iter_lines, line_limit_problem, open_input, r
 from promptops.outcomes import ExitCode, exit_code, verdict_of
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
 from promptops.parsing.diagnostics import ERROR, WARNING
+from promptops.specs import decode_line
+from promptops.store.logs import BATCH_DECODER, BatchRecord
 from promptops.versioning import PromptVersion, SchemaVersion
 from promptops.wording import count
 
@@ -133,9 +135,8 @@ def _validate_batch(
             tally["bad records"] += 1
             code = ExitCode.TOOL_FAILURE
             continue
-        changed = record.get("changed_files")
-        if changed is not None:
-            changed_files = ChangedFiles(changed)
+        if record.changed_files is not None:
+            changed_files = ChangedFiles(record.changed_files)
         elif default_changed is not None:
             changed_files = default_changed
         else:
@@ -146,11 +147,11 @@ def _validate_batch(
             code = ExitCode.TOOL_FAILURE
             continue
         versions = (
-            record.get("schema_version") or request_versions[0],
-            record.get("prompt_version") or request_versions[1],
+            record.schema_version or request_versions[0],
+            record.prompt_version or request_versions[1],
         )
         try:
-            outcome = _parse(parser, record["raw"], changed_files, versions)
+            outcome = _parse(parser, record.raw, changed_files, versions)
         except Exception as problem:  # whatever fails on one record makes it bad; the others go on
             if isinstance(problem, MemoryError):
                 raise
@@ -167,46 +168,23 @@ def _validate_batch(
         if code != ExitCode.TOOL_FAILURE:
             code = max(code, _exit_code(outcome, strict_warnings))
         if output_format == "json":
-            out.write(msgspec.json.encode({"response_id": record.get("response_id"), **outcome.to_dict()}) + b"\n")
+            out.write(msgspec.json.encode({"response_id": record.response_id, **outcome.to_dict()}) + b"\n")
         else:
-            rid = record.get("response_id")
+            rid = record.response_id
             click.echo(one_line(f"{rid if rid is not None else f'line {line_number}'}: {describe(outcome)[0]}"))
     if output_format == "text":
         click.echo(_batch_summary(tally, reasons, drops))
     return code
 
 
-def _records(source: IO[bytes], name: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """Each JSONL line as a record dict, or as a one-line description of what is wrong with it."""
+def _records(source: IO[bytes], name: str) -> Iterator[tuple[int, BatchRecord | str]]:
+    """Each JSONL line as a record, or as a one-line description of what is wrong with it."""
     for number, line in iter_lines(source, name):
         if line is None:
             yield number, line_limit_problem()
-            continue
-        if not line.strip():
-            continue
-        try:
-            record = msgspec.json.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-            yield number, "not a JSON object"
-            continue
-        except UnicodeDecodeError:  # msgspec checks UTF-8 inside strings only
-            yield number, "not valid UTF-8"
-            continue
-        if not isinstance(record, dict):
-            yield number, "not a JSON object"
-        elif not isinstance(record.get("raw"), str):
-            yield number, "field 'raw' (the model's text) is missing or not a string"
-        elif "changed_files" in record and not (
-            isinstance(record["changed_files"], list) and all(isinstance(p, str) for p in record["changed_files"])
-        ):
-            yield number, "field 'changed_files' must be a list of strings"
-        elif wrong := next((k for k in _VERSION_FIELDS if not isinstance(record.get(k), str | None)), None):
-            yield number, f"field {wrong!r} must be a string"
-        else:
+        elif line.strip():
+            record = decode_line(BATCH_DECODER, line)
             yield number, record
-
-
-_VERSION_FIELDS = ("schema_version", "prompt_version")
 
 
 def _one_line(problem: BaseException, limit: int = 200) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from promptops import settings, specs
 from promptops.errors import PromptopsError
 from promptops.lint import cache
 
@@ -52,8 +53,8 @@ class LintConfig(NamedTuple):
         )
 
 
-_FORMAT = "1"  # of the cached table
-_KEYS = {"select", "ignore", "per-file-ignores", "render-context"}
+_FORMAT = "2"  # of the cached table: all of [tool.promptops]
+_LINT = (*settings.TABLE, "lint")
 
 
 def parse_config(
@@ -68,59 +69,48 @@ def parse_config(
 
     ``cache_dir``: where the parsed table may be kept across runs (see ``promptops.lint.cache``).
     """
-    table = _lint_table(text, source, cache_dir)
-    if table is None:
-        return LintConfig()
-    where = f"{source}: [tool.promptops.lint]"
-    if not isinstance(table, Mapping):
-        raise LintConfigError(f"{where} must be a table")
-    unknown = sorted(set(table) - _KEYS)
-    if unknown:
-        raise LintConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
-    known = sorted(known_codes)
-    pinned = set(never_off)
+    try:
+        found, document = settings.from_table(_table(text, source, cache_dir), text, source)
+        if found.lint is None:
+            return LintConfig()
+        return _checked(found.lint, document, sorted(known_codes), frozenset(never_off))
+    except specs.SpecError as problem:
+        raise LintConfigError(str(problem)) from None
 
-    def codes(value: Any, key: str) -> tuple[str, ...]:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise LintConfigError(f"{where}: {key} must be a list of rule codes")
-        for code in value:
+
+def _checked(
+    table: settings.LintTable, document: specs.Document, known: list[str], pinned: frozenset[str]
+) -> LintConfig:
+    """The table's codes checked against the rules (the spec checked the types)."""
+
+    def codes(values: list[str], *key: str, off: bool = False) -> tuple[str, ...]:
+        for code in values:
             if not any(k.startswith(code) for k in known) or not code.startswith("PO"):
-                raise LintConfigError(f"{where}: {key}: unknown rule code or prefix {code!r}")
-        return tuple(value)
+                raise document.fail((*_LINT, *key), f"unknown rule code or prefix {code!r}")
+            if off and code in pinned:
+                raise document.fail((*_LINT, *key), f"{code} cannot be turned off")
+        return tuple(values)
 
-    def not_pinned(value: tuple[str, ...], key: str) -> tuple[str, ...]:
-        for code in value:
-            if code in pinned:
-                raise LintConfigError(f"{where}: {key}: {code} cannot be turned off")
-        return value
-
-    select = codes(table.get("select", ["PO"]), "select")
-    ignore = not_pinned(codes(table.get("ignore", []), "ignore"), "ignore")
-    per_file: dict[str, tuple[str, ...]] = {}
-    raw_per_file = table.get("per-file-ignores", {})
-    if not isinstance(raw_per_file, Mapping):
-        raise LintConfigError(f"{where}: per-file-ignores must be a table of pattern = [codes]")
-    for pattern, value in raw_per_file.items():
-        key = f"per-file-ignores {pattern!r}"
-        per_file[pattern] = not_pinned(codes(value, key), key)
-    context = table.get("render-context", {})
-    if not isinstance(context, Mapping):
-        raise LintConfigError(f"{where}: render-context must be a table of variable = sample value")
-    return LintConfig(select, ignore, per_file, dict(context), frozenset(pinned))
+    per_file = {
+        pattern: codes(value, "per-file-ignores", pattern, off=True)
+        for pattern, value in table.per_file_ignores.items()
+    }
+    return LintConfig(
+        codes(table.select, "select"),
+        codes(table.ignore, "ignore", off=True),
+        per_file,
+        dict(table.render_context),
+        pinned,
+    )
 
 
-def _lint_table(text: str, source: str, cache_dir: str | None) -> Any:
-    """The ``[tool.promptops.lint]`` value of the TOML ``text`` (None when absent), cached by ``text``."""
+def _table(text: str, source: str, cache_dir: str | None) -> Any:
+    """The ``[tool.promptops]`` value of the TOML ``text`` (None when absent), cached by ``text``."""
     entry = cache.entry(cache_dir, "config", _FORMAT, text)
     cached = cache.load(entry)
     if isinstance(cached, tuple) and len(cached) == 1:  # (table,): the table may be None
         return cached[0]
-    import tomllib  # only when the text is new: most runs read an unchanged pyproject.toml
-
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise LintConfigError(f"{source}: invalid TOML: {exc}") from None
-    table = document.get("tool", {}).get("promptops", {}).get("lint")
+    tool = specs.parse_toml(text, source).data.get("tool")  # tomllib only when the text is new
+    table = tool.get("promptops") if isinstance(tool, Mapping) else tool
     cache.store(entry, (table,))
     return table

@@ -20,7 +20,6 @@ import yaml
 
 from promptops import (
     canonical,
-    config_keys,
     contract,
     defaults,
     errors,
@@ -29,6 +28,7 @@ from promptops import (
     report_filter,
     semantics,
     shape,
+    specs,
     strict_yaml,
     tiers,
     versioning,
@@ -39,7 +39,6 @@ from promptops.lint import cache
 # Every promptops module whose code decides what load_contract returns (a test holds this list complete).
 LOADER_MODULES = (
     canonical,
-    config_keys,
     contract,
     defaults,
     errors,
@@ -48,6 +47,7 @@ LOADER_MODULES = (
     report_filter,
     semantics,
     shape,
+    specs,
     strict_yaml,
     tiers,
     versioning,

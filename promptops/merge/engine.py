@@ -94,7 +94,7 @@ def _semantics(contract: Contract) -> MergeSemantics:
         raise ContractError(
             source,
             "no merge section: promptops merge cannot put its findings on a common scale; add to it "
-            + section_hint(contract.shape(contract.default_policy.schema_floor), contract.roles),
+            + section_hint(contract.shape(contract.default_policy.schema_floor), contract.roles.names),
         )
     for version, shape in contract.shapes.items():
         missing = unmapped_severities(contract.merge, shape)

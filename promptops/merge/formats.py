@@ -176,7 +176,7 @@ def _writable(target: Contract) -> MergeSemantics:
         raise ContractError(
             source,
             "no merge section: merge cannot write its result in this contract; add to it "
-            + section_hint(target.shape(target.default_policy.schema_floor), target.roles),
+            + section_hint(target.shape(target.default_policy.schema_floor), target.roles.names),
         )
     shape = target.shape(target.default_policy.schema_floor)
     roles = target.roles

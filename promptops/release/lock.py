@@ -29,23 +29,20 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
+import msgspec
 import yaml
 
-from promptops import strict_yaml
+from promptops import specs, strict_yaml
 from promptops.contract import VERSIONS_DIR
-from promptops.errors import PromptopsError, VersionError
+from promptops.errors import PromptopsError
 from promptops.versioning import PromptVersion, SchemaVersion
 
 LOCK_FILE = "releases.yaml"
 LOCK_VERSION = 1
-PROMPT_CLASSES = ("initial", "patch", "minor", "major")
-SCHEMA_CLASSES = ("initial", "unchanged", "patch", "minor", "major")
-STATUSES = ("released", "deprecated", "withdrawn")
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
-_ENTRY_KEYS = ("version", "schema_version", "class", "schema_class", "date", "note", "status", "artifacts")
 _HEADER = (
     "# Release lock of the {contract} contract: written by `promptops release cut`, checked by\n"
     "# `promptops release verify` and lint rule PO009. Do not edit by hand.\n"
@@ -171,27 +168,45 @@ def load_lock(root: Path, contract: str) -> ReleaseLock:
     return parse_lock(text, contract, source)
 
 
+class _EntrySpec(msgspec.Struct, forbid_unknown_fields=True):
+    version: specs.PromptText
+    schema_version: specs.SchemaText
+    prompt_class: Literal["initial", "patch", "minor", "major"] = msgspec.field(name="class")
+    schema_class: Literal["initial", "unchanged", "patch", "minor", "major"]
+    date: Any
+    note: str
+    status: Literal["released", "deprecated", "withdrawn"]
+    artifacts: Any
+
+
+class _LockSpec(msgspec.Struct, forbid_unknown_fields=True):
+    contract: Any
+    lock_version: Any
+    releases: list[Any]
+
+
 def parse_lock(text: str, contract: str, source: str) -> ReleaseLock:
-    """Parse lock text; every problem is a LockError naming the entry and key (duplicate keys refused)."""
+    """Parse lock text; every problem is a LockError naming the line, entry and key (duplicate keys refused)."""
     try:
-        data = strict_yaml.parse(text)
-    except strict_yaml.YamlProblem as exc:
-        raise LockError(source, str(exc)) from None
-    if not isinstance(data, dict):
-        raise LockError(source, "must be a YAML mapping with 'contract', 'lock_version' and 'releases'")
-    unknown = sorted(set(data) - {"contract", "lock_version", "releases"})
-    if unknown:
-        raise LockError(source, f"unknown key {unknown[0]!r}")
-    if data.get("contract") != contract:
-        raise LockError(source, f"key 'contract' is {data.get('contract')!r} but the directory is {contract!r}")
-    if data.get("lock_version") != LOCK_VERSION:
-        raise LockError(source, f"key 'lock_version' must be {LOCK_VERSION} (this promptops reads version 1)")
-    entries = data.get("releases")
-    if not isinstance(entries, list):
-        raise LockError(source, "key 'releases' must be a list")
-    releases = tuple(_release(entry, f"releases[{i}]", source) for i, entry in enumerate(entries))
-    _check_history(releases, source)
-    return ReleaseLock(contract, releases, True, source, _artifact_lines(text))
+        doc = specs.parse_yaml(text, source, quoted_keys=True)
+        if not isinstance(doc.data, dict):
+            raise specs.SpecError(source, "must be a YAML mapping with 'contract', 'lock_version' and 'releases'")
+        lock = doc.convert(_LockSpec)
+        if lock.contract != contract:
+            problem = f"key 'contract' is {lock.contract!r} but the directory is {contract!r}"
+            raise specs.SpecError(source, problem, doc.line(("contract",)))
+        if lock.lock_version != LOCK_VERSION:
+            problem = f"key 'lock_version' must be {LOCK_VERSION} (this promptops reads version 1)"
+            raise specs.SpecError(source, problem, doc.line(("lock_version",)))
+        releases = tuple(_release(doc, index) for index in range(len(lock.releases)))
+        _check_history(doc, releases)
+    except specs.SpecError as problem:
+        raise LockError(source, problem.detail) from None
+    lines: dict[str, int] = {}
+    for index, release in enumerate(releases):
+        for path in release.artifacts:
+            lines.setdefault(path, doc.line(("releases", index, "artifacts", path)) or 1)
+    return ReleaseLock(contract, releases, True, source, lines)
 
 
 def dump_lock(lock: ReleaseLock) -> str:
@@ -214,89 +229,42 @@ def dump_lock(lock: ReleaseLock) -> str:
     return _HEADER.format(contract=lock.contract) + text
 
 
-def _release(entry: Any, where: str, source: str) -> Release:
-    def fail(key: str, problem: str) -> LockError:
-        return LockError(source, f"key '{where}.{key}': {problem}")
-
-    if not isinstance(entry, dict):
-        raise LockError(source, f"{where}: must be a mapping")
-    unknown = sorted(set(entry) - set(_ENTRY_KEYS))
-    if unknown:
-        raise fail(unknown[0], "unknown key")
-    for key in _ENTRY_KEYS:
-        if key not in entry:
-            raise fail(key, "missing")
-    try:
-        version = PromptVersion.parse(entry["version"])
-        if entry["version"] != str(version):
-            raise VersionError(f"prompt version {entry['version']!r} must be written MAJOR.MINOR.PATCH")
-    except VersionError as exc:
-        raise fail("version", str(exc)) from None
-    try:
-        schema = SchemaVersion.parse(entry["schema_version"])
-    except VersionError as exc:
-        raise fail("schema_version", str(exc)) from None
-    for key, allowed in (("class", PROMPT_CLASSES), ("schema_class", SCHEMA_CLASSES), ("status", STATUSES)):
-        if entry[key] not in allowed:
-            raise fail(key, f"must be one of {', '.join(allowed)}")
-    if not is_timestamp(entry["date"]):
-        raise fail("date", f"must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists, not {entry['date']!r}")
-    if not isinstance(entry["note"], str):
-        raise fail("note", "must be a string")
-    artifacts = entry["artifacts"]
+def _release(doc: specs.Document, index: int) -> Release:
+    where: specs.Key = ("releases", index)
+    entry = doc.convert(_EntrySpec, where, specs.VERSIONS)
+    version = entry.version.version
+    if doc.data["releases"][index]["version"] != str(version):
+        written = doc.data["releases"][index]["version"]
+        raise doc.fail((*where, "version"), f"prompt version {written!r} must be written MAJOR.MINOR.PATCH")
+    if not is_timestamp(entry.date):
+        raise doc.fail(
+            (*where, "date"), f"must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ that exists, not {entry.date!r}"
+        )
+    artifacts = entry.artifacts
     if not isinstance(artifacts, dict) or not artifacts:
-        raise fail("artifacts", "must map artifact paths to sha256 digests")
+        raise doc.fail((*where, "artifacts"), "must map artifact paths to sha256 digests")
     for path, digest in artifacts.items():
         if not isinstance(path, str) or path.startswith("/") or ".." in path.split("/") or "\\" in path:
-            raise fail("artifacts", f"{path!r} is not a relative path under the contract directory")
+            raise doc.fail((*where, "artifacts"), f"{path!r} is not a relative path under the contract directory")
         if not isinstance(digest, str) or not _SHA256.match(digest):
-            raise fail(f"artifacts.{path}", "must be a sha256 digest (64 lowercase hex digits)")
+            raise doc.fail((*where, "artifacts", path), "must be a sha256 digest (64 lowercase hex digits)")
+    schema = entry.schema_version.version
     for needed in (snapshot_path(version), schema_path(schema)):
         if needed not in artifacts:
-            raise fail("artifacts", f"must include {needed}")
+            raise doc.fail((*where, "artifacts"), f"must include {needed}")
     return Release(
-        version,
-        schema,
-        entry["class"],
-        entry["schema_class"],
-        entry["date"],
-        entry["note"],
-        entry["status"],
-        dict(artifacts),
+        version, schema, entry.prompt_class, entry.schema_class, entry.date, entry.note, entry.status, dict(artifacts)
     )
 
 
-def _check_history(releases: tuple[Release, ...], source: str) -> None:
+def _check_history(doc: specs.Document, releases: tuple[Release, ...]) -> None:
     seen: dict[str, tuple[str, str]] = {}
     for index, release in enumerate(releases):
         if index and release.version <= releases[index - 1].version:
             previous = releases[index - 1].version
-            raise LockError(source, f"key 'releases[{index}].version': {release.version} does not follow {previous}")
+            raise doc.fail(("releases", index, "version"), f"{release.version} does not follow {previous}")
         for path, digest in release.artifacts.items():
             first = seen.setdefault(path, (digest, str(release.version)))
             if first[0] != digest:
-                raise LockError(
-                    source,
-                    f"key 'releases[{index}].artifacts.{path}': digest differs from the one release {first[1]} locked",
-                )
-
-
-def _artifact_lines(text: str) -> dict[str, int]:
-    """Line (1-based) where each artifact path is first listed under an ``artifacts:`` key, so findings can
-    point into the lock (the lock is parsed already; this only locates, as the dumper lays it out)."""
-    out: dict[str, int] = {}
-    inside: int | None = None  # indentation of the current artifacts: key
-    for number, line in enumerate(text.splitlines(), start=1):
-        indent = len(line) - len(line.lstrip(" "))
-        if line.strip() == "artifacts:":
-            inside = indent
-            continue
-        if inside is None or not line.strip():
-            continue
-        if indent <= inside:
-            inside = None
-            continue
-        key, sep, _ = line.strip().partition(":")
-        if sep:
-            out.setdefault(key.strip("'\""), number)
-    return out
+                where = ("releases", index, "artifacts", path)
+                raise doc.fail(where, f"digest differs from the one release {first[1]} locked")

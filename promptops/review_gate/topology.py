@@ -9,10 +9,8 @@ built from it stays inside the repo.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import PurePosixPath
-from typing import Any
 
 from promptops.review_gate.errors import ReviewGateError
 
@@ -34,22 +32,6 @@ class Topology:
     def __post_init__(self) -> None:
         for item in fields(self):
             object.__setattr__(self, item.name, _relative_path(item.name, getattr(self, item.name)))
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], source: str) -> Topology:
-        """Build from a config table.
-
-        ``source`` (e.g. ``pyproject.toml [tool.promptops.review-gate]``) prefixes every error, so the user
-        knows which file and key to fix.
-        """
-        known = {item.name for item in fields(cls)}
-        for key in sorted(data):
-            if key not in known:
-                raise ReviewGateError(f"{source}: unknown key {key!r} (known: {', '.join(sorted(known))})")
-        try:
-            return cls(**dict(data))
-        except ReviewGateError as problem:
-            raise ReviewGateError(f"{source}: {problem}") from None
 
     def spec_packet(self, spec_id: str) -> str:
         return _join(self.spec_packet_root, spec_id)

@@ -14,22 +14,22 @@ candidate with a new release and starts again from the first step (the parser st
 from __future__ import annotations
 
 import io
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import msgspec
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
-from promptops import strict_yaml
-from promptops.errors import VersionError
+from promptops import specs
 from promptops.files import write_atomic
 from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text, remove_dead_temps
-from promptops.rollout.stats import ALWAYS_VALID, METHODS
+from promptops.rollout.stats import ALWAYS_VALID
 from promptops.store import catalogue
 from promptops.versioning import PromptVersion, SchemaVersion
 
@@ -37,8 +37,6 @@ __all__ = ["PlanError"]  # raised by every loader here; defined beside the file 
 
 ROLLOUT_DIR = "rollout"
 UNITS = ("pr", "repo", "request")
-SEVERITIES = ("critical", "warning")
-ACTIONS = ("promote", "rollback", "resume", "retarget")
 _DURATION = re.compile(r"(\d{1,12})([smhdw])\Z")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # Ranges of a plan's numbers: beyond them the statistics overflow or ask for more responses than exist.
@@ -178,8 +176,10 @@ def plan_path(root: Path, contract: str, rollout_id: str) -> Path:
 
 def load_plan(path: Path, source: str) -> Plan:
     """Read and check the plan at ``path`` (``source`` is how errors name it, repo-relative)."""
-    data = _read(path, source)
-    return _Reader(data, source).plan(path.stem)
+    try:
+        return _plan(specs.parse_yaml(read_plan_text(path, source), source), path.stem)
+    except specs.SpecError as problem:
+        raise PlanError(str(problem)) from None
 
 
 def append_transition(path: Path, source: str, transition: Transition | Callable[[Plan], Transition]) -> Plan:
@@ -215,21 +215,6 @@ def append_transition(path: Path, source: str, transition: Transition | Callable
         return load_plan(path, source)
 
 
-def parse_duration(text: str) -> timedelta:
-    match = _DURATION.match(text.strip()) if isinstance(text, str) else None
-    if match is None:
-        raise ValueError(f"{_short(text)} is not a duration such as 30m, 24h or 14d")
-    seconds = int(match[1]) * _SECONDS[match[2]]
-    if seconds > MAX_DURATION.total_seconds():
-        raise ValueError(f"{_short(text)} is longer than {MAX_DURATION.days} days")
-    return timedelta(seconds=seconds)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
-
-
 def _yaml() -> YAML:
     from ruamel.yaml import YAML  # only appends round-trip; reading uses PyYAML's C scanner
 
@@ -239,215 +224,142 @@ def _yaml() -> YAML:
     return round_trip
 
 
-def _read(path: Path, source: str) -> Any:
-    text = read_plan_text(path, source)
-    try:
-        data = strict_yaml.parse(text)  # duplicate keys refused, the line named
-    except strict_yaml.YamlProblem as problem:
-        raise PlanError(f"{source}: {problem}") from None
-    if not isinstance(data, Mapping):
-        raise PlanError(f"{source}: a rollout plan is a YAML mapping")
-    return data
+class Duration(timedelta):
+    """A plan's duration, written 30m, 24h or 14d."""
+
+    @classmethod
+    def read(cls, text: Any) -> Duration:
+        match = _DURATION.match(text.strip()) if isinstance(text, str) else None
+        shown = repr(text) if len(repr(text)) <= 40 else f"{repr(text)[:37]}..."
+        if match is None:
+            raise ValueError(f"{shown} is not a duration such as 30m, 24h or 14d")
+        if (seconds := int(match[1]) * _SECONDS[match[2]]) > MAX_DURATION.total_seconds():
+            raise ValueError(f"{shown} is longer than {MAX_DURATION.days} days")
+        return cls(seconds=seconds)
 
 
-class _Reader:
-    """Typed access to the plan mapping that names the key at fault in every error."""
+specs.DESCRIPTIONS[Duration] = "a duration such as 30m, 24h or 14d"
+_Text = Annotated[str, msgspec.Meta(pattern=r"\S", max_length=200)]
 
-    _KEYS = (
-        "rollout",
-        "contract",
-        "description",
-        "baseline",
-        "candidate",
-        "unit",
-        "salt",
-        "alpha",
-        "statistics",
-        "steps",
-        "slos",
-        "legacy_window",
-        "history",
-    )
 
-    def __init__(self, data: Mapping[str, Any], source: str) -> None:
-        self._data = data
-        self._source = source
+class When(datetime):
+    """A history time: ISO 8601 as written (strict_yaml leaves timestamps as text), UTC when no zone is given."""
 
-    def fail(self, key: str, problem: str) -> PlanError:
-        return PlanError(f"{self._source}: {key}: {problem}")
-
-    def plan(self, stem: str) -> Plan:
-        unknown = [str(k) for k in self._data if k not in self._KEYS]
-        if unknown:
-            raise self.fail(unknown[0], "unknown key (check the spelling)")
-        rollout_id = self._string("rollout")
-        if rollout_id != stem:
-            raise self.fail("rollout", f"is {rollout_id!r} but the file is {stem}.yaml")
-        steps = self._steps()
-        history = self._history(len(steps))
-        unit = self._string("unit")
-        if unit not in UNITS:
-            raise self.fail("unit", f"must be one of {', '.join(UNITS)}")
-        alpha = self._number("alpha", self._data.get("alpha", 0.05), *ALPHA_RANGE, exclusive_high=True)
-        statistics = self._data.get("statistics", ALWAYS_VALID)
-        if statistics not in METHODS:
-            raise self.fail("statistics", f"must be one of {', '.join(METHODS)}, got {_short(statistics)}")
-        legacy = self._data.get("legacy_window", "14d")
+    @classmethod
+    def read(cls, value: Any) -> When:
         try:
-            legacy_window = parse_duration(legacy)
+            at = cls.fromisoformat(str(value))
         except ValueError as problem:
-            raise self.fail("legacy_window", str(problem)) from None
-        return Plan(
-            rollout_id=rollout_id,
-            contract=self._string("contract"),
-            baseline=self._arm("baseline"),
-            candidate=self._arm("candidate"),
-            unit=unit,
-            salt=self._string("salt"),
-            alpha=alpha,
-            steps=steps,
-            slos=self._slos(),
-            legacy_window=legacy_window,
-            history=history,
-            source=self._source,
-            statistics=str(statistics),
-        )
+            raise ValueError(f"not an ISO 8601 time ({problem})") from None
+        return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
-    def _string(self, key: str) -> str:
-        value = self._data.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, "required, a non-empty string")
-        if len(value) > 200:
-            raise self.fail(key, "longer than 200 characters")
-        return value
 
-    def _number(self, key: str, value: Any, low: float, high: float, *, exclusive_high: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, "must be a number")
-        try:
-            number = float(value)
-        except OverflowError:  # an integer too large for a float
-            number = math.inf
-        if not math.isfinite(number) or number < low or number > high or (exclusive_high and number == high):
-            upper = f"up to, not including, {high:g}" if exclusive_high else f"to {high:g}"
-            raise self.fail(key, f"must be a number from {low:g} {upper}")
-        return number
+_PARSERS = {
+    **specs.VERSIONS,
+    Duration: Duration.read,
+    When: When.read,
+}
 
-    def _arm(self, key: str) -> Arm:
-        value = self._data.get(key)
-        if not isinstance(value, Mapping):
-            raise self.fail(key, "required, a mapping with prompt_version and schema_version")
-        extra = [str(k) for k in value if k not in ("prompt_version", "schema_version")]
-        if extra:
-            raise self.fail(f"{key}.{extra[0]}", "unknown key")
-        try:
-            prompt = PromptVersion.parse(str(value.get("prompt_version")))
-        except VersionError as problem:
-            raise self.fail(f"{key}.prompt_version", str(problem)) from None
-        try:
-            schema = SchemaVersion.parse(str(value.get("schema_version")))
-        except VersionError as problem:
-            raise self.fail(f"{key}.schema_version", str(problem)) from None
-        return Arm(prompt, schema)
 
-    def _steps(self) -> tuple[Step, ...]:
-        raw = self._data.get("steps")
-        if not isinstance(raw, list) or not raw:
-            raise self.fail("steps", "required, a non-empty list")
-        if len(raw) > MAX_STEPS:
-            raise self.fail("steps", f"at most {MAX_STEPS} steps")
-        steps: list[Step] = []
-        for index, item in enumerate(raw):
-            key = f"steps[{index}]"
-            if not isinstance(item, Mapping):
-                raise self.fail(key, "must be a mapping")
-            extra = [str(k) for k in item if k not in ("name", "weight", "min_responses", "min_duration")]
-            if extra:
-                raise self.fail(f"{key}.{extra[0]}", "unknown key")
-            name = item.get("name", f"step {index}")
-            weight = self._number(f"{key}.weight", item.get("weight"), 0.0, 1.0)
-            if steps and weight < steps[-1].weight:
-                raise self.fail(f"{key}.weight", "weights never decrease: a unit in a slice stays in it")
-            minimum = item.get("min_responses", 0)
-            if isinstance(minimum, bool) or not isinstance(minimum, int) or not 0 <= minimum <= MAX_MIN_RESPONSES:
-                raise self.fail(f"{key}.min_responses", f"must be a whole number from 0 to {MAX_MIN_RESPONSES:,}")
-            try:
-                duration = parse_duration(item.get("min_duration", "0s"))
-            except ValueError as problem:
-                raise self.fail(f"{key}.min_duration", str(problem)) from None
-            if not isinstance(name, str | int) or len(str(name)) > 100:
-                raise self.fail(f"{key}.name", "must be a short string")
-            steps.append(Step(str(name), weight, minimum, duration))
-        return tuple(steps)
+class _ArmSpec(msgspec.Struct, forbid_unknown_fields=True):
+    prompt_version: specs.PromptText
+    schema_version: specs.SchemaText
 
-    def _slos(self) -> tuple[Slo, ...]:
-        raw = self._data.get("slos")
-        if not isinstance(raw, Mapping) or not raw:
-            raise self.fail("slos", "required, a mapping of metric to {slo, margin, severity}")
-        slos: list[Slo] = []
-        for metric, spec in raw.items():
-            key = f"slos.{metric}"
-            if metric not in (known := [m.name for m in catalogue.METRICS]):
-                raise self.fail(key, f"unknown metric (known: {', '.join(known)})")
-            if not isinstance(spec, Mapping):
-                raise self.fail(key, "must be a mapping with slo, and optionally margin and severity")
-            extra = [str(k) for k in spec if k not in ("slo", "margin", "severity")]
-            if extra:
-                raise self.fail(f"{key}.{extra[0]}", "unknown key")
-            slo = self._number(f"{key}.slo", spec.get("slo"), RATE_MIN, 1.0, exclusive_high=True)
-            margin = spec.get("margin")
-            if margin is not None:
-                margin = self._number(f"{key}.margin", margin, RATE_MIN, 1.0, exclusive_high=True)
-            severity = spec.get("severity", "critical")
-            if severity not in SEVERITIES:
-                raise self.fail(f"{key}.severity", f"must be one of {', '.join(SEVERITIES)}")
-            slos.append(Slo(str(metric), slo, severity, margin))
-        return tuple(slos)
 
-    def _history(self, steps: int) -> tuple[Transition, ...]:
-        raw = self._data.get("history") or []
-        if not isinstance(raw, list):
-            raise self.fail("history", "must be a list")
-        transitions: list[Transition] = []
-        for index, item in enumerate(raw):
-            key = f"history[{index}]"
-            if not isinstance(item, Mapping):
-                raise self.fail(key, "must be a mapping")
-            try:
-                at = datetime.fromisoformat(str(item["at"]))  # strict_yaml leaves timestamps as written
-                if at.tzinfo is None:
-                    at = at.replace(tzinfo=UTC)  # the history is written in UTC
-                steps_moved = [item["from_step"], item["to_step"]]
-                if any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < steps for s in steps_moved):
-                    raise ValueError(f"from_step and to_step are step indexes, 0 to {steps - 1}")
-                action = str(item["action"])
-                if action not in ACTIONS:
-                    raise ValueError(f"action must be one of {', '.join(ACTIONS)}")
-                transition = Transition(
-                    at=at,
-                    by=str(item["by"]),
-                    action=action,
-                    from_step=steps_moved[0],
-                    to_step=steps_moved[1],
-                    verdict=str(item["verdict"]),
-                    reason=str(item["reason"]),
-                    forced=bool(item.get("forced", False)),
-                    candidate=self._history_arm(item, "candidate", key) if action == "retarget" else None,
-                    previous=self._history_arm(item, "previous_candidate", key) if action == "retarget" else None,
-                )
-            except (KeyError, TypeError, ValueError, OverflowError) as problem:
-                raise self.fail(key, f"malformed transition ({str(problem)[:120]})") from None
-            transitions.append(transition)
-        return tuple(transitions)
+class _StepSpec(msgspec.Struct, forbid_unknown_fields=True):
+    weight: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    name: Annotated[str, msgspec.Meta(max_length=100)] | int | None = None
+    min_responses: Annotated[int, msgspec.Meta(ge=0, le=MAX_MIN_RESPONSES)] = 0
+    min_duration: Duration = Duration(0)
 
-    def _history_arm(self, item: Mapping[str, Any], name: str, key: str) -> Arm:
-        value = item.get(name)
-        if not isinstance(value, Mapping):
-            raise ValueError(f"a retarget records {name} (prompt_version and schema_version)")
-        try:
-            return Arm(
-                PromptVersion.parse(str(value.get("prompt_version"))),
-                SchemaVersion.parse(str(value.get("schema_version"))),
+
+class _SloSpec(msgspec.Struct, forbid_unknown_fields=True):
+    slo: Annotated[float, msgspec.Meta(ge=RATE_MIN, lt=1)]
+    margin: Annotated[float, msgspec.Meta(ge=RATE_MIN, lt=1)] | None = None
+    severity: Literal["critical", "warning"] = "critical"
+
+
+class _TransitionSpec(msgspec.Struct):  # keys a later promptops may write are ignored
+    at: When
+    by: str
+    action: Literal["promote", "rollback", "resume", "retarget"]
+    from_step: Annotated[int, msgspec.Meta(ge=0)]
+    to_step: Annotated[int, msgspec.Meta(ge=0)]
+    verdict: str
+    reason: str
+    forced: bool = False
+    candidate: _ArmSpec | None = None
+    previous_candidate: _ArmSpec | None = None
+
+
+class _PlanSpec(msgspec.Struct, forbid_unknown_fields=True):
+    rollout: _Text
+    contract: _Text
+    baseline: _ArmSpec
+    candidate: _ArmSpec
+    unit: Literal["pr", "repo", "request"]
+    salt: _Text
+    steps: Annotated[list[_StepSpec], msgspec.Meta(min_length=1, max_length=MAX_STEPS)]
+    slos: Annotated[dict[str, dict[str, Any]], msgspec.Meta(min_length=1)]
+    alpha: Annotated[float, msgspec.Meta(ge=ALPHA_RANGE[0], lt=ALPHA_RANGE[1])] = 0.05
+    statistics: Literal["always-valid", "fixed"] = ALWAYS_VALID  # stats.METHODS
+    legacy_window: Duration = Duration(days=14)
+    history: list[_TransitionSpec] | None = None
+    description: Any = None
+
+
+def _arm(spec: _ArmSpec) -> Arm:
+    return Arm(spec.prompt_version.version, spec.schema_version.version)
+
+
+def _plan(doc: specs.Document, stem: str) -> Plan:
+    """The checked plan; the spec holds the types and bounds, this the rules across keys."""
+    if not isinstance(doc.data, Mapping):
+        raise specs.SpecError(doc.source, "a rollout plan is a YAML mapping")
+    spec = doc.convert(_PlanSpec, parsers=_PARSERS)
+    if spec.rollout != stem:
+        raise doc.fail(("rollout",), f"is {spec.rollout!r} but the file is {stem}.yaml")
+    steps: list[Step] = []
+    for index, step in enumerate(spec.steps):
+        if steps and step.weight < steps[-1].weight:
+            raise doc.fail(("steps", index, "weight"), "weights never decrease: a unit in a slice stays in it")
+        name = f"step {index}" if step.name is None else str(step.name)
+        steps.append(Step(name, step.weight, step.min_responses, step.min_duration))
+    known = [m.name for m in catalogue.METRICS]
+    slos: list[Slo] = []
+    for metric in spec.slos:
+        if metric not in known:
+            raise doc.fail(("slos", metric), f"unknown metric (known: {', '.join(known)})")
+        slo = doc.convert(_SloSpec, ("slos", metric), _PARSERS)
+        slos.append(Slo(metric, slo.slo, slo.severity, slo.margin))
+    history: list[Transition] = []
+    for index, item in enumerate(spec.history or ()):
+        if max(item.from_step, item.to_step) >= len(steps):
+            raise doc.fail(
+                ("history", index),
+                f"malformed transition (from_step and to_step are step indexes, 0 to {len(steps) - 1})",
             )
-        except VersionError as problem:
-            raise ValueError(f"{name}: {problem}") from None
+        arms = (item.candidate, item.previous_candidate) if item.action == "retarget" else (None, None)
+        if item.action == "retarget" and None in arms:
+            raise doc.fail(
+                ("history", index), "malformed transition (a retarget records candidate and previous_candidate)"
+            )
+        candidate, previous = (None if arm is None else _arm(arm) for arm in arms)
+        fields = msgspec.structs.asdict(item) | {"candidate": candidate}
+        del fields["previous_candidate"]
+        history.append(Transition(**fields, previous=previous))
+    return Plan(
+        rollout_id=spec.rollout,
+        contract=spec.contract,
+        baseline=_arm(spec.baseline),
+        candidate=_arm(spec.candidate),
+        unit=spec.unit,
+        salt=spec.salt,
+        alpha=spec.alpha,
+        statistics=spec.statistics,
+        steps=tuple(steps),
+        slos=tuple(slos),
+        legacy_window=spec.legacy_window,
+        history=tuple(history),
+        source=doc.source,
+    )

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
+from promptops import specs
 from promptops.errors import PromptopsError
 
 SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -58,37 +59,20 @@ _DECODER = msgspec.json.Decoder(LogRecord)
 
 def decode_record(line: bytes | memoryview) -> LogRecord | str:
     """The record on ``line``, or a one-line description of what is wrong with it."""
-    try:
-        return _DECODER.decode(line)
-    except msgspec.ValidationError as problem:
-        return _describe(str(problem))
-    except msgspec.DecodeError as problem:
-        return f"not valid JSON ({problem})"
-    except RecursionError:
-        return "not valid JSON (nested too deeply)"
-    except UnicodeDecodeError:  # msgspec checks UTF-8 inside strings only, and names a position in the string
-        return _utf8_problem(bytes(line))
+    return specs.decode_line(_DECODER, line)
 
 
-def _utf8_problem(line: bytes) -> str:
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as problem:
-        return f"not valid UTF-8 (byte {problem.start + 1} of the line)"
-    return "not valid UTF-8"
+class BatchRecord(msgspec.Struct):
+    """One record of ``validate --batch``: a model's text and, optionally, what the request said."""
+
+    raw: str
+    changed_files: list[str] | None = None  # None: the --changed-files of the command
+    schema_version: str | None = None
+    prompt_version: str | None = None
+    response_id: Any = None
 
 
-def _describe(message: str) -> str:
-    # msgspec says "Object missing required field `ts`" or "Expected `str`, got `int` - at `$.arm`".
-    if message.startswith("Expected `object`") and " - at " not in message:
-        return "not a JSON object"
-    problem, _, where = message.partition(" - at `$.")
-    problem = problem.replace("Object missing", "missing").replace("`", "")
-    if not where:
-        return problem.replace("missing required field ", "missing required field '") + (
-            "'" if problem.startswith("missing required field ") else ""
-        )
-    return f"field '{where.rstrip('`')}': {problem[:1].lower()}{problem[1:]}"
+BATCH_DECODER = msgspec.json.Decoder(BatchRecord)
 
 
 class LogError(PromptopsError):

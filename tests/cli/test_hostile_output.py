@@ -114,7 +114,7 @@ def test_validate_answers_and_batches(cli: Cli, repo: Path, tmp_path: Path) -> N
     batch = tmp_path / f"{_name(PAYLOADS[0])}.jsonl"
     batch.write_text("\n".join(json.dumps(r) for r in records) + "\n" + PAYLOADS[0] + "\n")
     code, out, err = cli(repo, "validate", "--contract", "review-result", "--batch", str(batch))
-    assert code == 3 and "not a JSON object" in err  # the last line
+    assert code == 3 and "not valid JSON" in err  # the last line
     assert_clean(out, err)
 
 

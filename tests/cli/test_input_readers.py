@@ -24,7 +24,7 @@ def test_validate_batch_goes_on_past_invalid_utf8_and_names_the_line(project: Pa
     batch.write_bytes(_record("one") + b"\n" + bad + b"\n" + _record("two") + b"\n")
     code, out, err = cli(project, "validate", "--contract", "review-result", "--batch", str(batch))
     assert code == 3
-    assert err == f"promptops: {batch}:2: not valid UTF-8\n"
+    assert err == f"promptops: {batch}:2: not valid UTF-8 (byte 32 of the line)\n"
     assert [x.split(":")[0] for x in out.splitlines()[:2]] == ["one", "two"]
     assert "2 responses: 2 accepted, 0 rejected, 1 unreadable record" in out
 
@@ -33,7 +33,7 @@ def test_validate_batch_refuses_a_mistyped_version_as_a_bad_record(project: Path
     batch = tmp_path / "batch.jsonl"
     batch.write_bytes(_record("one", schema_version=5) + b"\n" + _record("two") + b"\n")
     code, out, err = cli(project, "validate", "--contract", "review-result", "--batch", str(batch))
-    assert code == 3 and err == f"promptops: {batch}:1: field 'schema_version' must be a string\n"
+    assert code == 3 and err == f"promptops: {batch}:1: field 'schema_version': expected str | null, got int\n"
     assert out.startswith("two: accepted")
 
 

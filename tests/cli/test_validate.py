@@ -193,7 +193,7 @@ def test_batch_streams_one_line_per_record(tmp_path: Path) -> None:
         ("r3", "rejected", "invalid_json"),
     ]
     assert done.returncode == 3  # unreadable records are a tool failure, after every good record was handled
-    assert f"{batch}:4: not a JSON object" in done.stderr and f"{batch}:5: field 'raw'" in done.stderr
+    assert f"{batch}:4: not valid JSON" in done.stderr and f"{batch}:5: field 'raw'" in done.stderr
 
 
 def test_batch_without_bad_records_exits_on_the_worst_outcome(tmp_path: Path) -> None:

@@ -37,10 +37,10 @@ GOOD = dump_lock(ReleaseLock("x", (_release("1.0.0"), _release("1.0.1")), True))
     [
         ("contract: x", "contract: y", "key 'contract' is 'y' but the directory is 'x'"),
         ("lock_version: 1", "lock_version: 2", "key 'lock_version' must be 1"),
-        ("lock_version: 1", "lock_version: 1\nextra: 1", "unknown key 'extra'"),
+        ("lock_version: 1", "lock_version: 1\nextra: 1", "key 'extra': unknown key"),
         ("- version: 1.0.1", "- version: '1.0'", "key 'releases[1].version': prompt version '1.0' must be written"),
-        ("  class: patch", "  class: huge", "key 'releases[0].class': must be one of initial, patch, minor, major"),
-        ("  status: released", "  status: live", "key 'releases[0].status': must be one of released"),
+        ("  class: patch", "  class: huge", "key 'releases[0].class': must be one of initial, major, minor, patch"),
+        ("  status: released", "  status: live", "key 'releases[0].status': must be one of deprecated, released"),
         ("'2025-06-02T09:30:00Z'", "2025-06-02", "key 'releases[0].date': must be a UTC timestamp"),
         (f"prompts/1.0.0.j2: {A}", f"prompts/1.0.0.j2: {A[:-1]}", "key 'releases[0].artifacts.prompts/1.0.0.j2'"),
         (
@@ -49,7 +49,7 @@ GOOD = dump_lock(ReleaseLock("x", (_release("1.0.0"), _release("1.0.1")), True))
             "key 'releases[0].artifacts': must include prompts/1.0.0.j2",
         ),
         (f"prompts/1.0.0.j2: {A}", f"../x.j2: {A}", "'../x.j2' is not a relative path under the contract directory"),
-        ("  note: n\n", "", "key 'releases[0].note': missing"),
+        ("  note: n\n", "", "key 'releases[0].note': required, a string"),
         ("  note: n\n", "  note: n\n  by: me\n", "key 'releases[0].by': unknown key"),
         (
             f"schemas/1.0.json: {B}\n",

@@ -87,7 +87,7 @@ def test_the_lock_loader_refuses_an_impossible_date(released: Path, cli: Cli) ->
         code, _, err = cli(released, *command)
         assert code == 3, command
         _one_line(err)
-        assert f"{LOCK}: key 'releases[0].date': must be a UTC timestamp" in err
+        assert f"{LOCK}: line 10: key 'releases[0].date': must be a UTC timestamp" in err
 
 
 def test_duplicate_keys_in_contract_yaml_are_refused_naming_the_line(released: Path, cli: Cli) -> None:

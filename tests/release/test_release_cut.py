@@ -223,7 +223,10 @@ def test_tool_failures_exit_3_with_one_line(unreleased: Path, cli: Cli) -> None:
     (unreleased / LOCK).write_text("contract: review-result\nlock_version: 1\nreleases:\n- version: 1.0\n", "utf-8")
     code, _, err = cut(cli, unreleased)
     assert code == 3
-    assert err == f"promptops: error: {LOCK}: key 'releases[0].schema_version': missing\n"
+    assert (
+        err
+        == f"promptops: error: {LOCK}: line 4: key 'releases[0].version': must be a quoted version string such as \"1.2.0\"\n"
+    )
 
 
 def test_a_new_schema_major_needs_a_prompt_major(unreleased: Path, cli: Cli) -> None:

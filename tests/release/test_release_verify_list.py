@@ -63,7 +63,7 @@ def test_verify_without_locks_and_with_a_broken_lock(unreleased: Path, cli: Cli)
     assert cli(unreleased, "release", "verify") == (
         3,
         "",
-        f"promptops: error: {LOCK}: key 'releases' must be a list\n",
+        f"promptops: error: {LOCK}: line 3: key 'releases': must be a list\n",
     )
     (unreleased / LOCK).write_text("contract: [\n", encoding="utf-8")
     code, _, err = cli(unreleased, "release", "list")

@@ -36,7 +36,7 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 @pytest.mark.parametrize(
     ("fixture", "extra", "message"),
     [
-        ("bad_config_key", [], "[tool.promptops.review-gate]: unknown key 'consensus_directory'"),
+        ("bad_config_key", [], "tool.promptops.review-gate.consensus_directory: unknown key"),
         ("bad_config_path", [], "[tool.promptops.review-gate]: evidence_root: must be a repo-relative path"),
         (
             "consensus_not_dir",

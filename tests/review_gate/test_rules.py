@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from promptops.cli.review_gate import load_topology
 from promptops.outcomes import ExitCode, exit_code
 from promptops.review_gate import (
     Checkpoint,
@@ -297,13 +299,15 @@ def test_topology_normalizes_harmless_spellings() -> None:
         ({"commands_dir": "a/../../b"}, "commands_dir: must not contain '..'"),
         ({"spec_packet_root": ""}, "spec_packet_root: must be a non-empty string"),
         ({"spec_packet_root": "."}, "spec_packet_root: must name a directory inside the repo"),
-        ({"evidence_root": 3}, "evidence_root: must be a non-empty string"),
-        ({"consensus_directory": "votes"}, "unknown key 'consensus_directory'"),
+        ({"evidence_root": 3}, "line 2: tool.promptops.review-gate.evidence_root: must be a string"),
+        ({"consensus_directory": "votes"}, "line 2: tool.promptops.review-gate.consensus_directory: unknown key"),
     ],
 )
-def test_topology_rejects_paths_that_could_leave_the_repo(data: dict[str, Any], message: str) -> None:
-    with pytest.raises(ReviewGateError, match=r"^cfg: ") as caught:
-        Topology.from_mapping(data, "cfg")
+def test_topology_rejects_paths_that_could_leave_the_repo(tmp_path: Path, data: dict[str, Any], message: str) -> None:
+    lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in data.items())
+    (tmp_path / "pyproject.toml").write_text(f"[tool.promptops.review-gate]\n{lines}", encoding="utf-8")
+    with pytest.raises(ReviewGateError, match=rf"^{tmp_path.as_posix()}/pyproject.toml: ") as caught:
+        load_topology(tmp_path)
     assert message in str(caught.value)
 
 

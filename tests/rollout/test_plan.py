@@ -177,7 +177,7 @@ def test_a_history_time_may_be_written_unquoted(tmp_path: Path, at: str, expecte
 
 
 def test_an_impossible_history_time_is_named_by_its_key(tmp_path: Path) -> None:
-    with pytest.raises(PlanError, match=r"^plan.yaml: history\[0\]: malformed transition \("):
+    with pytest.raises(PlanError, match=r"^plan.yaml: line 22: history\[0\]\.at: not an ISO 8601 time \("):
         load_plan(write_plan(tmp_path, PLAN + _ENTRY.format(at="2026-02-30T09:00:00Z")), "plan.yaml")
 
 

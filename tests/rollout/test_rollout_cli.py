@@ -250,7 +250,7 @@ def test_broken_plans_and_stores_exit_3_with_one_line(rollout: Rollout) -> None:
     code, _, err = rollout.gate(T0)
     assert code == 3
     assert err == (
-        "promptops: error: rollout/review-result/review-1.1.yaml: alpha: must be a number from 1e-06 up to, "
+        "promptops: error: rollout/review-result/review-1.1.yaml: line 10: alpha: must be a number from 1e-06 up to, "
         "not including, 0.5\n"
     )
     assert rollout.gate(T0, "--step", "7")[0] == 3
