@@ -132,7 +132,7 @@ def _queries(project: Path, store: Path) -> None:
     plan = load_plan(project / PLAN, PLAN)
     since, until = PROMOTED, NOW  # as the gate asks: the step's window up to its --now (a replay)
     with Store.open(store, read_only=True) as opened:
-        con = opened.connection
+        con = opened.source
         first = time.perf_counter()
         counts = read_window(con, plan, since, until)
         incompatible = candidate_incompatible(con, plan, None, until)
