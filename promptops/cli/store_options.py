@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -15,9 +15,7 @@ from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project
 from promptops.store import DEFAULT_STORE
 from promptops.store.defaults import DEFAULT_LOCK_TIMEOUT
-
-if TYPE_CHECKING:
-    from promptops.store.source import RatesSource
+from promptops.store.source import RatesSource, SqlSource
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,7 +57,6 @@ def read_source(
 
     from promptops.store import Store, open_parquet
     from promptops.store.errors import StoreError, store_error
-    from promptops.store.source import SqlSource
 
     path, display = store_location(project, store_path)
     if engine == "spark":  # the lake at --store, queried on Spark (promptops.spark.views)

@@ -32,6 +32,7 @@ from promptops.rollout.plan import ROLLOUT_DIR, Plan, load_plan, plan_path
 from promptops.rollout.session import current_gate, store_time
 from promptops.rollout.sizing import plan_needs
 from promptops.rollout.stats import wilson, z_one_sided
+from promptops.store.metrics import RatesQuery
 from promptops.store.source import Bucket, RatesSource, Window
 
 TOP = 5  # reasons and fields listed per arm
@@ -208,8 +209,6 @@ def _series(source: RatesSource, plan: Plan, until: datetime) -> tuple[str, tupl
 
 def _arm_summaries(source: RatesSource, plan: Plan, until: datetime) -> dict[str, ArmSummary]:
     """Per arm of the rollout (all steps): responses, accepted, and the top drop, coercion and reject reasons."""
-    from promptops.store.metrics import RatesQuery
-
     report = source.rates(RatesQuery(plan.contract, by=("arm",), until=until, rollout_id=plan.rollout_id, top=TOP))
     summaries = {}
     for group in report.groups:

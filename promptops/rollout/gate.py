@@ -140,15 +140,6 @@ def read_window(
     return {arm: arm_counts for arm, arm_counts in counts.items() if arm is not None and arm in ARMS}
 
 
-def candidate_incompatible(
-    source: CountsSource, plan: Plan, since: datetime | None = None, until: datetime | None = None
-) -> int:
-    """Candidate responses rejected for their version from ``since`` (the current candidate's chance: its
-    last resume or retarget) to ``until`` (naive UTC; None: unbounded): a parser not ready for the candidate."""
-    candidate = read_window(source, plan, since, until).get("candidate")
-    return 0 if candidate is None else candidate.hits["incompatible_version"]
-
-
 def evaluate(
     plan: Plan,
     counts: dict[str, ArmCounts],

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from promptops.contract import Contract
 from promptops.errors import PromptopsError
-from promptops.rollout.gate import Readiness, candidate_incompatible
+from promptops.rollout.gate import Readiness, read_window
 from promptops.rollout.plan import Plan
 from promptops.rollout.policies import arm_problems
 from promptops.store.source import CountsSource
@@ -61,7 +61,8 @@ def parser_readiness(
     if source is not None:
         attempt = plan.attempt_started
         since = None if attempt is None else attempt.astimezone(UTC).replace(tzinfo=None)
-        rejected = candidate_incompatible(source, plan, since, until)
+        candidate = read_window(source, plan, since, until).get("candidate")
+        rejected = candidate.hits["incompatible_version"] if candidate else 0
         if rejected:
             problems.append(f"{rejected:,} candidate responses were rejected as incompatible versions")
     return Readiness(not problems, tuple(problems))

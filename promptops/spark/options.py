@@ -10,14 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from promptops import DISTRIBUTION
-
-if TYPE_CHECKING:
-    from promptops.store.source import SqlSource
+from promptops.store.source import SqlSource
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,7 +54,6 @@ def lake_source(path: Path, display: str, master: str | None) -> Iterator[SqlSou
 
     spark = spark_session(master)  # first: without the spark extra, the one-line hint
     from promptops.spark.views import open_lake
-    from promptops.store.source import SqlSource
 
     with job_errors(f"reading {display}"):
         connection = open_lake(spark, lake_uri(path), display=display)

@@ -1,16 +1,14 @@
 """The store's questions as a typed interface: what the gate, the report, the Prometheus export and ``rates`` ask.
 
-``RatesSource`` is the one way rollout/, report/ and cli/ reach stored responses; the gate needs only
-``CountsSource``, its first question. ``SqlSource`` answers every question with one statement over the rate views
-(``ddl.VIEWS``) on any connection that speaks DuckDB SQL: a store file, a Parquet export, or the Spark lake
-(``promptops.spark.views`` turns each statement into Spark SQL). Adding a question is one method here and one on
-the protocol; a metric of the catalogue reaches every count without either. This module imports neither duckdb
-nor pyarrow, so the gate loads it cheaply.
+``RatesSource`` is how rollout/, report/ and cli/ reach stored responses (the gate needs only ``CountsSource``).
+``SqlSource`` answers each question with one statement over the rate views on any connection that speaks DuckDB
+SQL: a store file, a Parquet export, or the Spark lake (``promptops.spark.views`` translates). A new question is
+a method here and on the protocol; a new catalogue metric reaches every count without either. No duckdb import.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any, Literal, Protocol
 
@@ -23,8 +21,7 @@ TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (
 
 @dataclass(frozen=True)
 class Window:
-    """Which stored responses a question counts: one contract's, optionally one rollout's, in [since, until]
-    (naive UTC; None: unbounded)."""
+    """Which responses a question counts: a contract's, maybe one rollout's, in [since, until] (naive UTC)."""
 
     contract: str
     rollout_id: str | None = None
@@ -63,20 +60,8 @@ class TrafficRow:
         return self.responses - self.accepted
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rollout": self.rollout,
-            "arm": self.arm,
-            "prompt_version": self.prompt_version,
-            "schema_version": self.schema_version,
-            "responses": self.responses,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "findings_seen": self.findings_seen,
-            "findings_dropped": self.findings_dropped,
-            "findings_coerced": self.findings_coerced,
-            "coercions": self.coercions,
-            "rejects": self.rejects,
-        }
+        data = asdict(self)  # in field order, with the rejected count after the accepted one
+        return {**{key: data.pop(key) for key in list(data)[:6]}, "rejected": self.rejected, **data}
 
 
 @dataclass(frozen=True)
@@ -97,17 +82,7 @@ class Example:
     arm: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "ts": self.ts.isoformat(),
-            "kind": self.kind,
-            "code": self.code,
-            "path": self.path,
-            "finding_id": self.finding_id,
-            "message": self.message,
-            "response_id": self.response_id,
-            "rollout": self.rollout,
-            "arm": self.arm,
-        }
+        return {**asdict(self), "ts": self.ts.isoformat()}
 
 
 class CountsSource(Protocol):
@@ -119,25 +94,20 @@ class CountsSource(Protocol):
 class RatesSource(CountsSource, Protocol):
     """Everything promptops asks of stored responses (docs/design.md, "The store's interface")."""
 
-    def series(self, window: Window, bucket: Bucket) -> list[tuple[date, str | None, ArmCounts]]:
-        """Counts per (bucket start, arm), by time then arm; a start is naive UTC (a date for whole days)."""
-        ...
+    # Counts per (bucket start, arm), by time then arm; a start is naive UTC (a date for whole days).
+    def series(self, window: Window, bucket: Bucket) -> list[tuple[date, str | None, ArmCounts]]: ...
 
-    def rates(self, query: RatesQuery) -> RatesReport:
-        """Rates per --by group with their top drop, coercion and reject reasons (``promptops rates``)."""
-        ...
+    # Rates per --by group with their top drop, coercion and reject reasons (``promptops rates``).
+    def rates(self, query: RatesQuery) -> RatesReport: ...
 
-    def traffic(self, window: Window) -> tuple[TrafficRow, ...]:
-        """The window's responses per rollout, arm and declared versions, with reject reasons."""
-        ...
+    # The window's responses per rollout, arm and declared versions, with their reject reasons.
+    def traffic(self, window: Window) -> tuple[TrafficRow, ...]: ...
 
-    def examples(self, window: Window, limit: int) -> tuple[Example, ...]:
-        """The ``limit`` latest drop and reject diagnostics, newest first."""
-        ...
+    # The ``limit`` latest drop and reject diagnostics, newest first.
+    def examples(self, window: Window, limit: int) -> tuple[Example, ...]: ...
 
-    def holds(self, column: Literal["contract", "rollout_id"], value: str) -> bool:
-        """Whether any stored response has ``value`` in ``column`` (an unknown name is a typo, not "no data")."""
-        ...
+    # Whether any stored response has ``value`` in ``column`` (an unknown name is a typo, not "no data").
+    def holds(self, column: Literal["contract", "rollout_id"], value: str) -> bool: ...
 
 
 def _filter(window: Window) -> tuple[str, dict[str, Any]]:
@@ -156,9 +126,6 @@ class SqlSource:
     def __init__(self, con: Any) -> None:
         self.con = con
 
-    def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        return list(self.con.execute(sql, params).fetchall())
-
     def counts(self, window: Window) -> dict[str | None, ArmCounts]:
         return {arm: counts for _, arm, counts in self._counts(window, None)}
 
@@ -171,7 +138,7 @@ class SqlSource:
         clause, params = _filter(window)
         sql = f"SELECT {keys}, count(*), {hits}, min(ts), max(ts) FROM response_indicators WHERE {clause} GROUP BY ALL"
         found = []
-        for row in self._rows(sql + (" ORDER BY bucket, arm" if bucket else ""), params):
+        for row in self.con.execute(sql + (" ORDER BY bucket, arm" if bucket else ""), params).fetchall():
             start, (arm, n, *x, first, last) = (None, row) if bucket is None else (row[0], row[1:])
             by_metric = {m.name: int(count) for m, count in zip(catalogue.METRICS, x, strict=True)}
             found.append((start, arm, ArmCounts(int(n), by_metric, first, last)))
@@ -183,13 +150,13 @@ class SqlSource:
     def traffic(self, window: Window) -> tuple[TrafficRow, ...]:
         clause, params = _filter(window)
         # One scan, grouped by the reject reason too (NULL for accepted responses), folded per slice below.
-        rows = self._rows(
+        rows = self.con.execute(
             "SELECT rollout_id, arm, prompt_version, schema_version, reason, count(*), count(*) FILTER (WHERE "
             "accepted), coalesce(sum(findings_seen), 0), coalesce(sum(findings_dropped), 0), coalesce(sum("
             f"findings_coerced), 0), coalesce(sum(coercions), 0) FROM response_indicators WHERE {clause} "
             "GROUP BY ALL ORDER BY ALL NULLS FIRST",
             params,
-        )
+        ).fetchall()
         slices: dict[tuple[str | None, str | None, str | None, str | None], list[int]] = {}
         rejects: dict[tuple[str | None, str | None, str | None, str | None], dict[str, int]] = {}
         for rollout, arm, prompt, schema, reason, *counts in rows:
@@ -206,12 +173,12 @@ class SqlSource:
 
     def examples(self, window: Window, limit: int) -> tuple[Example, ...]:
         clause, params = _filter(window)
-        rows = self._rows(
+        rows = self.con.execute(
             f"SELECT ts, kind, code, {_clip('path')}, {_clip('finding_id')}, {_clip('message')}, "
             f"{_clip('response_id')}, rollout_id, arm FROM diagnostic_facts WHERE {clause} "
             "AND kind IN ('drop', 'reject') ORDER BY ts DESC, response_id, seq LIMIT $limit",
             {**params, "limit": limit},
-        )
+        ).fetchall()
         return tuple(
             Example(ts, str(kind), str(code), path, finding, str(message), str(response), rollout, arm)
             for ts, kind, code, path, finding, message, response, rollout, arm in rows
@@ -219,4 +186,4 @@ class SqlSource:
 
     def holds(self, column: Literal["contract", "rollout_id"], value: str) -> bool:
         sql = f"SELECT EXISTS (SELECT 1 FROM responses WHERE {column} = $value)"
-        return bool(self._rows(sql, {"value": value})[0][0])
+        return bool(self.con.execute(sql, {"value": value}).fetchall()[0][0])

@@ -137,8 +137,7 @@ class Store:
         return cls(con, path, shown, read_only)
 
     @property
-    def source(self) -> SqlSource:
-        """The store's questions (``promptops.store.source.RatesSource``) over this connection."""
+    def source(self) -> SqlSource:  # the store's questions (a RatesSource) over this connection
         return SqlSource(self.connection)
 
     @property
