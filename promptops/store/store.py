@@ -25,6 +25,7 @@ import duckdb
 from promptops.store import ddl
 from promptops.store.defaults import DEFAULT_LOCK_TIMEOUT
 from promptops.store.errors import StoreError, StoreLockedError, describe, store_error
+from promptops.store.source import SqlSource
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -139,6 +140,10 @@ class Store:
             con.close()
             raise
         return cls(con, path, shown, read_only)
+
+    @property
+    def source(self) -> SqlSource:  # the store's questions (a RatesSource) over this connection
+        return SqlSource(self.connection)
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:
