@@ -21,6 +21,7 @@ from promptops.config_keys import ConfigKeys as _Keys
 from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
 from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
+from promptops.schema_verdicts import SchemaVerdicts
 from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
 from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
@@ -142,11 +143,14 @@ def locate_contract(root: Path, name: str) -> tuple[Path, str]:
     raise ContractError(f"{rel_dir}/{CONTRACT_FILE}", f"no such contract {name!r} (known: {known})")
 
 
-def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contract:
+def load_contract(
+    root: Path, name: str, *, check_schemas: bool = True, verdicts: SchemaVerdicts | None = None
+) -> Contract:
     """Load contract ``name`` of the project at ``root`` (its own, else the packaged one: locate_contract).
 
     ``check_schemas`` validates every schema against its JSON Schema metaschema (draft 7 unless ``$schema``
     says otherwise). Callers that only read field rules, such as the linter, may skip it to stay light.
+    ``verdicts`` skips the check for a schema already found valid, and remembers new valid ones.
     """
     directory, rel_dir = locate_contract(root, name)
     config_path = directory / CONTRACT_FILE
@@ -201,8 +205,10 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
         except VersionError:
             raise ContractError(rel, "schema files must be named X.Y.json after their schema version") from None
         schema = _read_json(path, rel)
-        if check_schemas:
+        if check_schemas and (verdicts is None or not verdicts.known_valid(schema)):
             check_metaschema(schema, rel)
+            if verdicts is not None:
+                verdicts.remember_valid(schema)
         shape = compile_shape(schema, version, items, rel)
         _check_roles(shape, roles, versions, rel)
         _check_sections(shape, roles, tiers, report_filter, merge, rel)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, format_option, pass_project, schema_verdicts
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
 from promptops.escape import one_line
@@ -111,7 +111,7 @@ def ingest_command(
         report = run_ingest(project.root, [str(p) for p in logs], store_path, spark_master, project.relative, reporter)
         return _finish(project, display, report, reporter, output_format)
     skip_pandas_probe()  # the DuckDB store takes Arrow built from Python values: pandas has no part in it
-    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
+    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root), schema_verdicts())
     paths = list(logs)
     size = measure(paths)
     if workers is None:
