@@ -14,18 +14,20 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from promptops import defaults, strict_yaml
 from promptops.config_keys import ConfigKeys as _Keys
 from promptops.errors import ContractError, PolicyError, VersionError
 from promptops.policy import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits, ParserPolicy
 from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
-from promptops.schema_verdicts import SchemaVerdicts
 from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
 from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
 from promptops.versioning import PromptVersion, SchemaVersion
+
+if TYPE_CHECKING:
+    from promptops.schema_verdicts import SchemaVerdicts
 
 VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 # Raise when the checks behind a verdict change (shape.check_nesting, check_patterns, the metaschema call).
 _FORMAT = "1"
@@ -30,14 +29,15 @@ class SchemaVerdicts:
         self._validator = _validator_stamp()
 
     def _entry(self, schema: Any) -> Path:
-        text = msgspec.json.encode(schema, order="deterministic")
+        # The stdlib encoder: lint loads contracts too, and keeps msgspec out of its start-up.
+        text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
         digest = hashlib.sha256(b"\0".join([_FORMAT.encode(), self._validator.encode(), text])).hexdigest()
         return self.directory / f"promptops-metaschema-valid-{digest}"
 
     def known_valid(self, schema: Any) -> bool:
         try:
             return self._entry(schema).is_file()
-        except (OSError, TypeError, ValueError):  # a schema msgspec cannot encode: no entry, check it
+        except (OSError, TypeError, ValueError, RecursionError):  # a schema json cannot encode: check it
             return False
 
     def remember_valid(self, schema: Any) -> None:
@@ -45,7 +45,7 @@ class SchemaVerdicts:
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.close(os.open(self._entry(schema), os.O_WRONLY | os.O_CREAT, 0o600))
-        except (OSError, TypeError, ValueError):
+        except (OSError, TypeError, ValueError, RecursionError):
             return
 
 
