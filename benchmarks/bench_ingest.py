@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -34,16 +33,20 @@ POOL = 50_000
 
 
 def _ingest(tree: Path, log: Path, store: Path) -> tuple[float, int]:
-    """Wall time of one ``promptops ingest`` child and its peak RSS (KiB)."""
+    """Wall time of one ``promptops ingest`` child and its own peak RSS (KiB, from wait4)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     command = [sys.executable, "-m", "promptops", "--root", str(ROOT), "ingest", str(log), "--store", str(store)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    subprocess.run([*command, "--workers", "0"], env=env, check=True, capture_output=True)
+    child = subprocess.Popen(
+        [*command, "--workers", "0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"promptops ingest failed (exit {child.returncode})")
     store.unlink()
-    # ru_maxrss of the children is the largest of them all: only a new high is this child's own.
-    return seconds, max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
+    return seconds, usage.ru_maxrss
 
 
 def main() -> None:
@@ -65,6 +68,7 @@ def main() -> None:
         trees = {"this tree": ROOT} | ({"against": args.against.resolve()} if args.against else {})
         ratios: dict[str, list[float]] = {name: [] for name in trees}
         seconds: dict[str, list[float]] = {name: [] for name in ["parser", *trees]}
+        peaks: dict[str, list[int]] = {name: [] for name in trees}
         print(f"{args.responses:,} responses, {size / 1e6:,.0f} MB of JSONL; ratio = parser time / ingest time")
         for run in range(args.runs):
             started = time.perf_counter()
@@ -75,8 +79,9 @@ def main() -> None:
             seconds["parser"].append(parsed)
             line = [f"run {run + 1}: parser {parsed:.2f} s"]
             for name, tree in trees.items():
-                took, _ = _ingest(tree, log, work / "store.duckdb")
+                took, peak = _ingest(tree, log, work / "store.duckdb")
                 seconds[name].append(took)
+                peaks[name].append(peak)
                 ratios[name].append(parsed / took)
                 line.append(f"{name} {took:.2f} s ({parsed / took:.2f}x)")
             print("   " + "; ".join(line))
@@ -85,7 +90,8 @@ def main() -> None:
             print(
                 f"   {name}: ingest {statistics.median(seconds[name]):.2f} s, "
                 f"{statistics.median(ratios[name]):.2f}x the parser alone "
-                f"({statistics.median(seconds['parser']):.2f} s)   (target >= 0.8)"
+                f"({statistics.median(seconds['parser']):.2f} s), peak RSS {max(peaks[name]) / 1024:,.0f} MiB   "
+                "(target >= 0.8)"
             )
 
 
