@@ -119,13 +119,19 @@ class Parser:
                 return _rejected(Rejection(Code.TOO_LARGE, message), request_versions)
         guess = self._guess
         outcome = guess.accept(data, changed, request_versions) if guess is not None else None
-        if outcome is None:
-            outcome = self._accept(data, changed, request_versions, guess)
         if outcome is not None:
             return outcome
+        # Traffic declares one version for long runs: the fast path that accepted last is tried first, and the
+        # declaration is looked for only when it declines.
+        fast = self._only_fast or self._fast_path_for(data, request_versions)
+        if fast is not None and fast is not guess:
+            outcome = fast.accept(data, changed, request_versions)
+            if outcome is not None:
+                if request_versions is None:
+                    self._guess = fast
+                return outcome
         # Declined: the fast path sorts the findings of a response whose top level is clean, the diagnostic path
         # checks the ones it could not take; a text that is no JSON may be one object wrapped in prose.
-        fast = self._only_fast or self._fast_path_for(data, request_versions)
         outline = fast.outline(data, changed, request_versions) if fast is not None else None
         if outline is not None:
             outcome = self._validator.validate_outline(outline, changed, False)
@@ -143,27 +149,6 @@ class Parser:
         if isinstance(document, Rejection):
             return _rejected(document, request_versions)
         return self._validator.validate(document, changed, request_versions)
-
-    def _accept(
-        self,
-        data: bytes,
-        changed: ChangedFiles,
-        request_versions: tuple[str, str] | None,
-        tried: FastPath | None,
-    ) -> ParseOutcome | None:
-        """The outcome of the fast path for the declared schema version (``tried`` declined already), or None
-        when it declines or there is none.
-
-        Traffic declares one version for long runs: the fast path that accepted last (``self._guess``) is tried
-        first, in ``parse``, and the declaration is looked for only when it declines.
-        """
-        fast = self._only_fast or self._fast_path_for(data, request_versions)
-        if fast is None or fast is tried:
-            return None
-        outcome = fast.accept(data, changed, request_versions)
-        if outcome is not None and request_versions is None:
-            self._guess = fast
-        return outcome
 
     def _wrapped(
         self, text: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
