@@ -4,8 +4,11 @@ Build one Parser per (contract, policy) and reuse it. ``parse`` never raises for
 ends as an accepted or rejected outcome with diagnostics. Two paths lead there, switched in ``parse`` only:
 
 1. the fast path (fastpath.py) accepts a clean response in one typed decoding pass, or declines;
-2. the diagnostic path (jsontext.py, then validate.py and findings.py) decides everything else, from the raw
-   input (nothing is handed over from a declined fast path).
+2. a declined response whose top level is clean is outlined once (typed.Outline: the findings decoded one by
+   one), and the diagnostic path checks only the findings the fast path could not take; a text that is one object
+   wrapped in prose is cut to it first;
+3. the diagnostic path (jsontext.py, then validate.py and findings.py) decides everything else, from the raw
+   input.
 
 Both give the same outcome for every input; ``fast_path=False`` runs the diagnostic path alone.
 """
