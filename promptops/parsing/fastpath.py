@@ -136,5 +136,5 @@ class FastPath:
         if self._item_patterns:
             holds = self._item_holds
             structs = [s if s is not None and holds(s) else None for s in structs]
-        top = msgspec.structs.replace(top, **{self._items_attr: []})
+        setattr(top, self._items_attr, [])  # the outline's own Struct: its findings are read from ``raw``
         return Outline(top, (decided[0], decided[1]), self._shape, _to_builtins(structs), raw)

@@ -100,12 +100,11 @@ class Validator:
         written = outline.clean
         items = list(written)
         raw = outline.raw
-        for index, as_written in enumerate(written):
-            if as_written is None:
-                try:
-                    items[index] = _decode(raw[index])
-                except DECODE_ERRORS:
-                    return None
+        try:
+            for index in [i for i, as_written in enumerate(written) if as_written is None]:
+                items[index] = _decode(raw[index])
+        except DECODE_ERRORS:
+            return None
         diags = [extraction_note()] if extracted else []
         kept, counts = self._findings.check(items, outline.shape, False, _PLAIN, changed, diags, written)
         result: dict[str, Any] = _to_builtins(outline.top)
