@@ -56,12 +56,12 @@ _SNIPPETS = [
 ]
 
 
-def build(count: int, seed: int = 2026) -> list[Record]:
-    return list(stream(count, seed))
+def build(count: int, origin: int = 2026) -> list[Record]:
+    return list(stream(count, origin))
 
 
-def stream(count: int, seed: int = 2026) -> Iterator[Record]:
-    rng = random.Random(seed)
+def stream(count: int, origin: int = 2026) -> Iterator[Record]:
+    rng = random.Random(origin)
     for _ in range(count):
         yield _answer(rng)
 
