@@ -21,15 +21,15 @@ import click
 
 from promptops.cli.project import Project, format_option, pass_project, schema_verdicts
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.contract import list_contracts
-from promptops.escape import one_line
-from promptops.outcomes import ExitCode
+from promptops.core.contract import list_contracts
+from promptops.core.escape import one_line
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
 from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import plan_path
 from promptops.rollout.policies import RolloutPolicies
 from promptops.spark.options import engine_options
 from promptops.store.defaults import DEFAULT_INGEST_BATCH
-from promptops.wording import count
 
 if TYPE_CHECKING:
     from promptops.store import BadRecord, IngestReport

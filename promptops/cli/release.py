@@ -7,15 +7,19 @@ from datetime import UTC, datetime
 
 import click
 
-from promptops import __version__, strict_yaml
+from promptops import __version__
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.contract import list_contracts
-from promptops.errors import PromptopsError
-from promptops.escape import one_line
+from promptops.core import strict_yaml
+from promptops.core.artifacts import ArtifactProblem
+from promptops.core.contract import list_contracts
+from promptops.core.errors import PromptopsError
+from promptops.core.escape import one_line
+from promptops.core.lock import LOCK_FILE, ReleaseLock
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
 from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
-from promptops.outcomes import ExitCode
 from promptops.release import (
     CHECK_RULES,
     CutPlan,
@@ -28,9 +32,6 @@ from promptops.release import (
     plan_cut,
     write_release,
 )
-from promptops.release.artifacts import ArtifactProblem
-from promptops.release.lock import LOCK_FILE, ReleaseLock
-from promptops.wording import count
 
 CONFIG_FILE = "pyproject.toml"
 
@@ -93,7 +94,7 @@ def _major_steps(project: Project, plan: CutPlan) -> tuple[str, ...]:
     """What else must change when the cut starts a new major line (empty otherwise)."""
     if plan.refused or plan.release is None:
         return ()
-    from promptops.contract import load_contract
+    from promptops.core.contract import load_contract
     from promptops.release.major import major_next_steps
 
     return major_next_steps(load_contract(project.root, plan.contract), plan.release)

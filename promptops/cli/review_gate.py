@@ -17,7 +17,7 @@ from promptops import settings
 from promptops.cli.changes import changed_files_options, gather_changed_files
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
-from promptops.contract import list_contracts
+from promptops.core.contract import list_contracts
 from promptops.parsing import ChangedFiles
 from promptops.review_gate import (
     ReviewGateError,

@@ -17,11 +17,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from promptops.contract import load_contract
+from promptops.core.contract import load_contract
+from promptops.core.files import write_atomic
+from promptops.core.outcomes import Verdict
 from promptops.demo.workspace import CONTRACT, ROLLOUT, ReleaseStep, install, prepare
-from promptops.files import write_atomic
 from promptops.lint import lint
-from promptops.outcomes import Verdict
 from promptops.release import CutRequest, plan_cut, write_release
 from promptops.report import write_report
 from promptops.rollout.gate import GateResult, Purpose

@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from promptops import settings, specs
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.lint import cache
 
 

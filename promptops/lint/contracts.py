@@ -18,22 +18,21 @@ from pathlib import Path
 
 import yaml
 
-from promptops import (
+from promptops import defaults, specs
+from promptops.core import (
     canonical,
     contract,
-    defaults,
     errors,
     patterns,
     policy,
     report_filter,
     semantics,
     shape,
-    specs,
     strict_yaml,
     tiers,
     versioning,
 )
-from promptops.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
+from promptops.core.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
 from promptops.lint import cache
 
 # Every promptops module whose code decides what load_contract returns (a test holds this list complete).

@@ -10,20 +10,20 @@ from typing import NamedTuple
 from jinja2 import BytecodeCache
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
-from promptops.errors import PromptopsError
+from promptops.core.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
+from promptops.core.errors import PromptopsError
+from promptops.core.findings import Span
+from promptops.core.lock import load_lock
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
 from promptops.lint.model import Finding, Level, LintContext
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
 from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
-from promptops.lint.spans import Span
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
-from promptops.release.lock import load_lock
-from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, head_stem, new_environment
-from promptops.sandbox import MAX_TEMPLATE_BYTES
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.render.renderer import TEMPLATE_SUFFIXES, TEMPLATES_DIR, head_stem, new_environment
+from promptops.render.sandbox import MAX_TEMPLATE_BYTES
 
 
 class LintReport(NamedTuple):
@@ -207,7 +207,7 @@ def _pending_heads(root: Path) -> set[tuple[int, int]]:
             return set()
     except OSError:
         return set()
-    from promptops.scaffold_write import pending_heads  # the writer of heads knows its staging layout
+    from promptops.scaffold.write import pending_heads  # the writer of heads knows its staging layout
 
     return pending_heads(root)
 

@@ -1,7 +1,7 @@
 """Lint report formats: text (default), json, github (workflow annotations), sarif (SARIF 2.1.0), gitlab
 (GitLab's code quality report).
 
-SARIF follows the conventions of ``promptops.sarif`` (what GitHub code scanning requires), with a full
+SARIF follows the conventions of ``promptops.core.sarif`` (what GitHub code scanning requires), with a full
 ``region`` per result; rule ids are the stable PO codes.
 """
 
@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from promptops import sarif
-from promptops.escape import one_line
+from promptops.core import sarif
+from promptops.core.escape import one_line
 from promptops.lint.engine import LintReport
 from promptops.lint.model import Finding, Rule
 

@@ -12,12 +12,12 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from promptops.lint.spans import Span
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.core.findings import Span
+from promptops.core.versioning import PromptVersion, SchemaVersion
 
 if TYPE_CHECKING:  # annotations only: subject loads Jinja and the renderer, which findings never need
+    from promptops.core.lock import ReleaseLock
     from promptops.lint.subject import Kind, Subject
-    from promptops.release.lock import ReleaseLock
 
 
 class Level(StrEnum):

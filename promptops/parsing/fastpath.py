@@ -21,10 +21,10 @@ from typing import Any
 
 import msgspec
 
+from promptops.core.shape import OutputShape
 from promptops.parsing.diagnostics import ParseOutcome
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import DECODE_ERRORS, Outline, TypedShape
-from promptops.shape import OutputShape
 
 # What a version declaration decides when the version rules accept it as written (schema and prompt texts, the
 # shape to read with, whether tolerantly), else None.

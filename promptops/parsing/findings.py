@@ -15,15 +15,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
+from promptops.core.shape import ObjectShape, OutputShape
+from promptops.core.versioning import SchemaVersion
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import INFO, WARNING, Code, Diagnostic, duplicate_ids
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import TypedShape
-from promptops.shape import ObjectShape, OutputShape
-from promptops.versioning import SchemaVersion
 
 
 class Findings:

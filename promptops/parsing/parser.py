@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from promptops.contract import Contract
-from promptops.errors import PolicyError
+from promptops.core.contract import Contract
+from promptops.core.errors import PolicyError
+from promptops.core.policy import ParserPolicy
 from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome, extraction_note
 from promptops.parsing.fastpath import FastPath
 from promptops.parsing.jsontext import Rejection, decode_text, read_document, sole_object
@@ -28,7 +29,6 @@ from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
-from promptops.policy import ParserPolicy
 
 # Work limits besides the policy's size and depth: a response holding more quotes, opening brackets and tags
 # than this (counted as '"', '{', '[' and '<' characters) is too_large, and so is one holding more findings.

@@ -18,11 +18,11 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
+from promptops.core.patterns import SchemaPattern
+from promptops.core.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 from promptops.parsing.native import checks as _checks
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.patterns import SchemaPattern
-from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 
 UNSET = msgspec.UNSET
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError, ValueError)
@@ -58,7 +58,7 @@ class TypedShape:
         self.decode_outline = msgspec.json.Decoder(outline).decode
         self.decode_item = msgspec.json.Decoder(self.item_type).decode
         self.items_attr = top_names[contract.items]
-        # Patterns are matched by the parser's own engine (promptops.patterns), never by msgspec's (Python's re).
+        # Patterns are matched by the parser's own engine (promptops.core.patterns), never by msgspec's (Python's re).
         self.top_patterns = _pattern_checks(shape.top, top_names, {contract.items, *version_fields})
         self.item_patterns = _pattern_checks(shape.item, item_names, set())
         self.items = operator.attrgetter(top_names[contract.items])

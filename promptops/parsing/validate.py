@@ -12,8 +12,11 @@ from typing import Any
 
 import msgspec
 
-from promptops.contract import Contract
-from promptops.errors import PolicyError, VersionError
+from promptops.core.contract import Contract
+from promptops.core.errors import PolicyError, VersionError
+from promptops.core.policy import ParserPolicy
+from promptops.core.shape import FieldRule, OutputShape
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import (
     ERROR,
@@ -29,9 +32,6 @@ from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import DECODE_ERRORS, Outline, TypedShape
 from promptops.parsing.versions import VersionGate
-from promptops.policy import ParserPolicy
-from promptops.shape import FieldRule, OutputShape
-from promptops.versioning import PromptVersion, SchemaVersion
 
 _decode = msgspec.json.decode
 _to_builtins = msgspec.to_builtins

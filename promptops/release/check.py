@@ -17,11 +17,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from promptops.contract import CONTRACT_FILE, Contract, load_contract
+from promptops.core.artifacts import check_artifacts
+from promptops.core.contract import CONTRACT_FILE, Contract, load_contract
+from promptops.core.findings import FILE_START, Span
+from promptops.core.lock import ReleaseLock, load_lock
+from promptops.core.versioning import PromptVersion
 from promptops.lint.model import Finding, LintContext, Rule
 from promptops.lint.rules.release import snapshot_difference
-from promptops.lint.spans import FILE_START, Span
-from promptops.release.artifacts import check_artifacts
 from promptops.release.cut import (
     PromptCheck,
     SchemaCheck,
@@ -32,9 +34,7 @@ from promptops.release.cut import (
     schema_refusals,
     smallest_passing,
 )
-from promptops.release.lock import ReleaseLock, load_lock
-from promptops.render import Pins, Renderer, RenderError
-from promptops.versioning import PromptVersion
+from promptops.render.renderer import Pins, Renderer, RenderError
 
 
 class _Head(NamedTuple):

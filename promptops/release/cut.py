@@ -24,18 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from promptops.compat import TransitiveComparison, classify_against
-from promptops.contract import Contract, load_contract
-from promptops.errors import PromptopsError
-from promptops.lint import Finding, Level, LintConfig, lint
-from promptops.lint.subject import SAMPLE_CHANGED_FILES, SAMPLE_DIFF
-from promptops.release.artifacts import (
+from promptops.core.artifacts import (
     check_artifacts,
     frozen_files,
     sha256_bytes,
     sha256_file,
     template_sources,
 )
-from promptops.release.lock import (
+from promptops.core.contract import Contract, load_contract
+from promptops.core.errors import PromptopsError
+from promptops.core.lock import (
     LOCK_FILE,
     Release,
     ReleaseLock,
@@ -45,9 +43,11 @@ from promptops.release.lock import (
     schema_path,
     snapshot_path,
 )
+from promptops.core.versioning import PromptVersion, SchemaVersion
+from promptops.lint import Finding, Level, LintConfig, lint
+from promptops.lint.subject import SAMPLE_CHANGED_FILES, SAMPLE_DIFF
 from promptops.release.prompt_class import PromptComparison, classify_prompt, rank, rendered_contract
-from promptops.render import TEMPLATES_DIR, Renderer, new_environment, template_search_path
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.render.renderer import TEMPLATES_DIR, Renderer, new_environment, template_search_path
 
 
 @dataclass(frozen=True)

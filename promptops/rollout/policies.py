@@ -15,13 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from promptops.contract import Contract, load_contract
-from promptops.policy import ParserPolicy
+from promptops.core.contract import Contract, load_contract
+from promptops.core.policy import ParserPolicy
+from promptops.core.versioning import SchemaVersion, schema_accepted
 from promptops.rollout.plan import Arm, Plan, load_plan, plan_path
-from promptops.versioning import SchemaVersion, schema_accepted
 
 if TYPE_CHECKING:
-    from promptops.release.lock import ReleaseLock
+    from promptops.core.lock import ReleaseLock
 
 
 def arm_floor(contract: Contract, schema: SchemaVersion) -> SchemaVersion | None:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from promptops import DISTRIBUTION
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

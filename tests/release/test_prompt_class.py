@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from promptops import load_contract
+from promptops.core.shape import OutputShape, compile_shape
+from promptops.core.versioning import SchemaVersion
 from promptops.release import classify_prompt, rendered_contract
-from promptops.render import Renderer
-from promptops.shape import OutputShape, compile_shape
-from promptops.versioning import SchemaVersion
+from promptops.render.renderer import Renderer
 from tests.helpers import REPO_ROOT
 from tests.release.conftest import unreleased_copy
 

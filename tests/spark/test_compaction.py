@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.spark.compact import compact
 from promptops.spark.session import job_errors
 from promptops.store import lake_files

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from promptops.lint import reading
+from promptops.core.findings import FILE_START, Span
 from promptops.lint.model import Finding, LintContext, Rule
-from promptops.lint.spans import FILE_START, Span
 from promptops.lint.subject import CONTRACT_KINDS, SAMPLE_CHANGED_FILES, Subject
+from promptops.render import reading
 
 
 def _prompt_start(subject: Subject) -> Span:

@@ -7,13 +7,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
+from promptops.core.artifacts import check_artifacts
+from promptops.core.findings import FILE_START, Span
+from promptops.core.lock import ReleaseLock, frozen_dir, snapshot_path
+from promptops.core.versioning import PromptVersion
 from promptops.lint.model import Finding, LintContext, Rule
-from promptops.lint.spans import FILE_START, Span
 from promptops.lint.subject import Subject
-from promptops.release.artifacts import check_artifacts
-from promptops.release.lock import ReleaseLock, frozen_dir, snapshot_path
-from promptops.render import TEMPLATES_DIR, find_template
-from promptops.versioning import PromptVersion
+from promptops.render.renderer import TEMPLATES_DIR, find_template
 
 
 class ReleasedArtifactModified(Rule):
