@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from promptops.core import DISTRIBUTION as DISTRIBUTION  # install hints name it (promptops.DISTRIBUTION)
 from promptops.core.lazy import lazy_names
 
 if TYPE_CHECKING:
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from promptops.parsing import ChangedFiles, Code, Diagnostic, ParseOutcome, Parser
 
 __version__ = "0.1.0"
-# The distribution that installs this package (pyproject's [project] name): what install hints name.
-DISTRIBUTION = "promptops-toolchain"
 
 _EXPORTS: dict[str, str] = {
     "ChangedFiles": "promptops.parsing",
