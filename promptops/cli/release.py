@@ -17,7 +17,7 @@ from promptops.core.escape import one_line
 from promptops.core.lock import LOCK_FILE, ReleaseLock
 from promptops.core.outcomes import ExitCode
 from promptops.core.wording import count
-from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, parse_config
+from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, head_lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
 from promptops.release import (
@@ -69,7 +69,8 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
     contract write of this contract is running).
     """
     stamp = date or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    request = CutRequest(contract_name, stamp, note, _lint_config(project))
+    config = _lint_config(project)
+    request = CutRequest(contract_name, stamp, note, lint=head_lint(config), render_context=config.render_context)
     written: tuple[str, ...] = ()
     if dry_run:
         plan = plan_cut(project.root, request)

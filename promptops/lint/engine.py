@@ -12,12 +12,12 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from promptops.core.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
 from promptops.core.errors import PromptopsError
-from promptops.core.findings import Span
+from promptops.core.findings import Finding, Level, Span
 from promptops.core.lock import load_lock
 from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
-from promptops.lint.model import Finding, Level, LintContext
+from promptops.lint.model import LintContext
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
 from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
@@ -114,6 +114,14 @@ def lint(
     rels += sorted({f.file for f in locked} - set(rels))  # the artifacts checked against a lock count as linted
     findings += locked
     return LintReport(tuple(rels), tuple(sorted(set(findings), key=Finding.sort_key)), suppressed)
+
+
+def head_lint(config: LintConfig | None = None) -> Callable[[Path, Path], tuple[Finding, ...]]:
+    """Lint as ``release cut`` runs it on one head, ``(root, head) -> findings``. PO009 (a released artifact
+    modified) is left out: the cut checks the lock and its artifacts itself, first."""
+    config = config or LintConfig()
+    config = config._replace(ignore=(*config.ignore, "PO009"))
+    return lambda root, head: tuple(lint(root, [head], config).findings)
 
 
 def _contracts_in_scope(run: _Run, targets: Sequence[Path], files: Sequence[Path]) -> list[str]:

@@ -44,6 +44,8 @@ from promptops.lint import trees
 from promptops.render.renderer import (
     PARTIALS_DIR,
     PROMPTS_DIR,
+    SAMPLE_CHANGED_FILES,
+    SAMPLE_DIFF,
     TEMPLATE_SUFFIXES,
     TEMPLATES_DIR,
     describe_error,
@@ -54,9 +56,6 @@ from promptops.render.renderer import (
     snapshot_search_path,
 )
 from promptops.render.sandbox import RECURSION, RenderLimitError, limits_of
-
-SAMPLE_CHANGED_FILES = ("lint-sample/alpha.py", "lint-sample/beta/gamma.ts")
-SAMPLE_DIFF = "@@ -1,2 +1,2 @@\n-old = 1\n+new = 2\n"
 
 
 class Kind(StrEnum):

@@ -58,6 +58,9 @@ TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
 PIN_NAMES = ("prompt_version", "schema_version")
 # Names the renderer always provides; extra variables may not shadow them.
 CONTEXT_NAMES = ("changed_files", "contract", "diff", "schema")
+# The sample context lint renders with (and release cut, comparing renders): representative, never a real change.
+SAMPLE_CHANGED_FILES = ("lint-sample/alpha.py", "lint-sample/beta/gamma.ts")
+SAMPLE_DIFF = "@@ -1,2 +1,2 @@\n-old = 1\n+new = 2\n"
 
 
 def head_stem(filename: str) -> str:

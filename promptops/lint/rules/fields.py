@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from promptops.core.findings import Span
+from promptops.core.findings import Finding, Level, Span
 from promptops.core.shape import FieldRule, ObjectShape
-from promptops.lint.model import Finding, Level, LintContext, Rule
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject
 from promptops.render import reading
 

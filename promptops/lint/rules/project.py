@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from promptops.core.findings import Span
-from promptops.lint.model import Finding, Level, LintContext, Rule
+from promptops.core.findings import Finding, Level, Span
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import Subject
 from promptops.render.renderer import TEMPLATE_SUFFIXES, TEMPLATES_DIR
 
