@@ -13,12 +13,14 @@ A crossing fails naming the importing module, its line and the statement.
 from __future__ import annotations
 
 import graphlib
+import re
 from collections.abc import Mapping, Set
 from pathlib import Path
 
 import grimp
 import pytest
 
+from tests.helpers import REPO_ROOT
 from tests.test_import_graph import import_graph
 
 FOUNDATION = frozenset({"core", "defaults"})
@@ -94,6 +96,23 @@ def test_layers_hold() -> None:
 def test_declared_features_form_no_cycle() -> None:
     assert set().union(*FEATURES.values()) <= set(FEATURES)
     graphlib.TopologicalSorter(FEATURES).prepare()  # raises CycleError naming the cycle
+
+
+def drawn_features(design: str) -> dict[str, set[str]]:
+    """The features docs/design.md draws under **Layers.**: ``name -> a b`` entries and the ``(core only)`` row."""
+    drawing = design.split("**Layers.**", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    drawn: dict[str, set[str]] = {}
+    for line in drawing.splitlines():
+        for name, imports in re.findall(r"(\w+) +-> ((?:\w+ ?)+?)(?= {2,}|$)", line):
+            drawn[name] = set(imports.split())
+        if line.rstrip().endswith("(core only)"):
+            drawn |= {name.strip(): set() for name in line.rsplit("(", 1)[0].split(",")}
+    return drawn
+
+
+def test_the_design_page_draws_these_layers() -> None:
+    design = (REPO_ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    assert drawn_features(design) == {name: set(imports) for name, imports in FEATURES.items()}
 
 
 def test_a_crossing_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
