@@ -27,6 +27,7 @@ FOUNDATION = frozenset({"core", "defaults"})
 # Each feature -> the other features it may import. A new package or top-level module must be placed here.
 FEATURES: Mapping[str, Set[str]] = {
     "changes": set(),
+    "feedback": set(),
     "compat": set(),
     "parsing": set(),
     "render": set(),
