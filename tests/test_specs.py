@@ -1,4 +1,4 @@
-"""One loader for the hand-kept files (promptops.specs): each kind of file, one mistake, one line naming the file,
+"""One loader for the hand-kept files (promptops.core.specs): each kind of file, one mistake, one line naming the file,
 the line and the key. Each row edits a valid file once (old text -> new text) and reads it with the real reader."""
 
 from __future__ import annotations

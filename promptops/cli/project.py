@@ -11,7 +11,7 @@ import click
 
 from promptops.core.contract import VERSIONS_DIR, Contract, load_contract
 from promptops.core.escape import one_line
-from promptops.schema_verdicts import SchemaVerdicts
+from promptops.core.schema_verdicts import SchemaVerdicts
 
 if TYPE_CHECKING:
     from jinja2 import BytecodeCache
@@ -76,7 +76,7 @@ pass_project = click.make_pass_decorator(Project)
 
 
 def schema_verdicts() -> SchemaVerdicts | None:
-    """Metaschema verdicts kept across runs (promptops.schema_verdicts) in ``$XDG_CACHE_HOME/promptops``
+    """Metaschema verdicts kept across runs (promptops.core.schema_verdicts) in ``$XDG_CACHE_HOME/promptops``
     (default ``~/.cache/promptops``, created owner-only); ``PROMPTOPS_NO_TEMPLATE_CACHE=1`` turns it off."""
     if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
         return None

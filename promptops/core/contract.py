@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from promptops import defaults, specs
-from promptops.core import strict_yaml
+from promptops import defaults
+from promptops.core import specs, strict_yaml
 from promptops.core.errors import ContractError, PolicyError, VersionError
 from promptops.core.policy import Limits, ParserPolicy
 from promptops.core.report_filter import ReportFilter, check_report_filter, read_report_filter
@@ -29,7 +29,7 @@ from promptops.core.tiers import Tier, check_tiers, derive_shape, read_tiers
 from promptops.core.versioning import SchemaVersion
 
 if TYPE_CHECKING:
-    from promptops.schema_verdicts import SchemaVerdicts
+    from promptops.core.schema_verdicts import SchemaVerdicts
 
 VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"

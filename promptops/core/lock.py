@@ -34,8 +34,7 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 import yaml
 
-from promptops import specs
-from promptops.core import strict_yaml
+from promptops.core import specs, strict_yaml
 from promptops.core.contract import VERSIONS_DIR
 from promptops.core.errors import PromptopsError
 from promptops.core.versioning import PromptVersion, SchemaVersion

@@ -23,7 +23,7 @@ from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
-from promptops import specs
+from promptops.core import specs
 from promptops.core.errors import ContractError
 from promptops.core.shape import OutputShape, json_equal
 

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from promptops import specs
+from promptops.core import specs
 from promptops.core.errors import ContractError
 from promptops.core.shape import ObjectShape, OutputShape
 

@@ -26,7 +26,7 @@ import msgspec
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
-from promptops import specs
+from promptops.core import specs
 from promptops.core.files import write_atomic
 from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text, remove_dead_temps

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from promptops import specs
+from promptops.core import specs
 from promptops.core.errors import PromptopsError
 
 SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from promptops.core.contract import Contract, list_contracts, load_contract
 from promptops.core.policy import ParserPolicy
+from promptops.core.schema_verdicts import SchemaVerdicts
 from promptops.parsing import Parser
-from promptops.schema_verdicts import SchemaVerdicts
 
 # A slot's parser and the request versions its policy implies (for contracts whose output declares none).
 Slot = tuple[Parser, str, str]
