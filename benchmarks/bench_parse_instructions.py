@@ -69,6 +69,7 @@ def _peer_child(name: str, count: int) -> None:
     import bench_parse
     import corpus_independent
     import jsonschema_rs
+    import orjson
 
     from promptops import ChangedFiles, Parser, SchemaVersion, load_contract
 
@@ -82,7 +83,7 @@ def _peer_child(name: str, count: int) -> None:
 
     runs = {
         "parser": promptops_parse,
-        "orjson": lambda record: bench_parse.orjson.loads(record.raw) if record.kind != "wrapped" else None,
+        "orjson": lambda record: orjson.loads(record.raw) if record.kind != "wrapped" else None,
         "jsonschema-rs": bench_parse._peer(jsonschema_rs.Draft7Validator(item_schema).is_valid),
         "pydantic": bench_parse._peer(bench_parse._pydantic_validator()),
     }

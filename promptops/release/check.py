@@ -33,7 +33,7 @@ from promptops.release.cut import (
     smallest_passing,
 )
 from promptops.render.renderer import Pins, Renderer, RenderError
-from promptops.render.renderer.snapshots import snapshot_difference
+from promptops.render.snapshots import snapshot_difference
 
 
 class SchemaBumpUnderstated(Check):

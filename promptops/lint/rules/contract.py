@@ -13,7 +13,7 @@ from promptops.core.versioning import PromptVersion, SchemaVersion, prompt_accep
 from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
 from promptops.render.renderer import PIN_NAMES, PinDeclaration, pin_declarations
-from promptops.render.renderer.snapshots import snapshot_difference
+from promptops.render.snapshots import snapshot_difference
 
 _EXAMPLE = {"prompt_version": "1.0.0", "schema_version": "1.0"}
 _V = TypeVar("_V", PromptVersion, SchemaVersion)
