@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from promptops.store.logs import _describe
+from promptops.specs import _record_problem as _describe
 
 FEEDBACK_VERSION = "1.0"
 SCHEMA_PATH = (
