@@ -253,6 +253,18 @@ MIGRATIONS: tuple[Migration, ...] = (
                 file VARCHAR,
                 file_line INTEGER
             )""",
+            # Kept by both ingests in their batch's transaction (promptops.store.feedback_totals), so the gate
+            # reads aggregates: each finding's latest (score = epoch_us(time) * 4 + rank, rank as feedback_query
+            # ranks), and per (slice, severity, unit) the findings and their effective outcomes.
+            "CREATE TABLE IF NOT EXISTS finding_outcomes (key_hash UBIGINT NOT NULL, score BIGINT NOT NULL, "
+            "rank TINYINT NOT NULL)",
+            """CREATE TABLE IF NOT EXISTS feedback_units (
+                group_key UBIGINT NOT NULL,
+                contract VARCHAR, rollout_id VARCHAR, arm VARCHAR, prompt_version VARCHAR, severity VARCHAR,
+                unit VARCHAR,
+                findings BIGINT NOT NULL, fixed BIGINT NOT NULL, accepted BIGINT NOT NULL,
+                dismissed BIGINT NOT NULL, ignored BIGINT NOT NULL
+            )""",
             "ALTER TABLE batches ADD COLUMN findings INTEGER NOT NULL DEFAULT 0",
             "ALTER TABLE batches ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0",
         ),

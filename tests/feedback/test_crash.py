@@ -31,10 +31,12 @@ def _promptops(project: Path, *args: str) -> subprocess.Popen[str]:
 
 
 def _stored(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    """(events less how they were batched, batches whose row count disagrees with the table)."""
+    """(events less how they were batched, and each finding's kept latest outcome; batches whose row count
+    disagrees with the table)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         events = con.execute("SELECT * EXCLUDE (batch_id) FROM feedback ORDER BY source, event_id").fetchall()
+        events += con.execute("SELECT * FROM finding_outcomes ORDER BY ALL").fetchall()
         torn = con.execute(
             """SELECT b.batch_id FROM batches b LEFT JOIN (SELECT batch_id, count(*) n FROM feedback GROUP BY ALL) f
                USING (batch_id) WHERE coalesce(f.n, 0) != b.feedback"""
