@@ -259,7 +259,6 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE TABLE IF NOT EXISTS finding_outcomes (key_hash UBIGINT NOT NULL, score BIGINT NOT NULL, "
             "rank TINYINT NOT NULL)",
             """CREATE TABLE IF NOT EXISTS feedback_units (
-                group_key UBIGINT NOT NULL,
                 contract VARCHAR, rollout_id VARCHAR, arm VARCHAR, prompt_version VARCHAR, severity VARCHAR,
                 unit VARCHAR,
                 findings BIGINT NOT NULL, fixed BIGINT NOT NULL, accepted BIGINT NOT NULL,

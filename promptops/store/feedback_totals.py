@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import duckdb
 
-from promptops.store.ddl import md5_lower
-
 RANK = "CASE outcome WHEN 'fixed' THEN 3 WHEN 'accepted' THEN 2 WHEN 'dismissed' THEN 1 ELSE 0 END"
 GROUP_COLUMNS = "contract, rollout_id, arm, prompt_version, severity, unit"
 _COUNTS = ("fixed", "accepted", "dismissed", "ignored")
-_GROUP_KEY = md5_lower(f"to_json([{GROUP_COLUMNS}])")
 
 # Findings (in _po_changed) whose latest event changed: -1 in the old outcome's count, +1 in the new one's.
 _CHANGED = f"""CREATE OR REPLACE TEMP TABLE _po_changed AS
@@ -47,17 +44,13 @@ FROM findings f JOIN responses r ON r.id_hash = f.id_hash AND r.batch_id = $batc
 LEFT JOIN finding_outcomes o ON o.key_hash = f.key_hash
 WHERE f.batch_id = $batch
 GROUP BY ALL"""
-_SUMS = ", ".join(f"sum({name})::BIGINT AS {name}" for name in ("findings", *_COUNTS))
+# Groups match on all six columns, NULL matching NULL; _po_delta has one row per group. Groups already kept are
+# added to, then the new ones inserted.
+_SAME = " AND ".join(f"u.{c} IS NOT DISTINCT FROM d.{c}" for c in GROUP_COLUMNS.split(", "))
 _MERGE = (
-    f"""CREATE OR REPLACE TEMP TABLE _po_merged AS
-    SELECT {_GROUP_KEY} AS group_key, {GROUP_COLUMNS}, {_SUMS}
-    FROM (SELECT * EXCLUDE (group_key) FROM feedback_units
-          WHERE group_key IN (SELECT {_GROUP_KEY} FROM _po_delta)
-          UNION ALL BY NAME SELECT * FROM _po_delta)
-    GROUP BY ALL""",
-    "DELETE FROM feedback_units WHERE group_key IN (SELECT group_key FROM _po_merged)",
-    "INSERT INTO feedback_units BY NAME SELECT * FROM _po_merged",
-    "DROP TABLE _po_merged",
+    f"""UPDATE feedback_units u SET {", ".join(f"{n} = u.{n} + d.{n}" for n in ("findings", *_COUNTS))}
+    FROM _po_delta d WHERE {_SAME}""",
+    f"INSERT INTO feedback_units BY NAME SELECT d.* FROM _po_delta d ANTI JOIN feedback_units u ON {_SAME}",
     "DROP TABLE _po_delta",
 )
 

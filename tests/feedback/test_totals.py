@@ -15,7 +15,7 @@ from tests.feedback.events import STORE, event, write_lines, write_responses
 
 # The per-unit rows the read query builds from every event and finding (its exact path, up to per_unit).
 _EXACT_UNITS = _PER_UNIT + "SELECT * FROM per_unit ORDER BY ALL"
-_KEPT_UNITS = "SELECT * EXCLUDE (group_key) FROM feedback_units ORDER BY ALL"
+_KEPT_UNITS = "SELECT * FROM feedback_units ORDER BY ALL"
 FAR = datetime(2030, 1, 1)
 
 
