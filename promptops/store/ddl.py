@@ -233,8 +233,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 line INTEGER,
                 batch_id BIGINT NOT NULL
             )""",
-            # Every feedback event ever ingested (docs/feedback.md), the unknown ones too: whether an event's
-            # finding is known is a join at read time, so an event that arrived before its response counts
+            # Every feedback event ever ingested (docs/feedback.md), the unknown ones too: an event joins its
+            # finding when the later of the two is stored, so an event that arrived before its response counts
             # once the response is stored. (source, event_id) is unique; event_hash keys the duplicate check.
             """CREATE TABLE IF NOT EXISTS feedback (
                 event_id VARCHAR NOT NULL,
