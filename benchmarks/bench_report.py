@@ -100,9 +100,9 @@ def _library(project: Path, store: Path, runs: int) -> None:
         con = opened.connection
         _, count = _best(lambda: con.execute("SELECT count(*) FROM responses").fetchall(), max(runs, 5))
         _, scan = _best(lambda: con.execute(_SCAN).fetchall(), max(runs, 5))
-        first, best = _best(lambda: write_report(project, contract, con, out, now=NOW), runs)
-        _, prom = _best(lambda: write_prom(project, contract, con, out, now=NOW), runs)
-        files = write_report(project, contract, con, out, now=NOW)
+        first, best = _best(lambda: write_report(project, contract, opened.source, out, now=NOW), runs)
+        _, prom = _best(lambda: write_prom(project, contract, opened.source, out, now=NOW), runs)
+        files = write_report(project, contract, opened.source, out, now=NOW)
     html, summary = files.html.stat().st_size, files.json.stat().st_size
     prom_size = (out / "review-result.prom").stat().st_size
     verdict = files.report.rollouts[0].verdict

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
@@ -26,6 +26,9 @@ from promptops.semantics import MergeSemantics, check_merge_semantics, read_merg
 from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
 from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
 from promptops.versioning import SchemaVersion
+
+if TYPE_CHECKING:
+    from promptops.schema_verdicts import SchemaVerdicts
 
 VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"
@@ -175,11 +178,14 @@ def locate_contract(root: Path, name: str) -> tuple[Path, str]:
     raise ContractError(f"{rel_dir}/{CONTRACT_FILE}", f"no such contract {name!r} (known: {known})")
 
 
-def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contract:
+def load_contract(
+    root: Path, name: str, *, check_schemas: bool = True, verdicts: SchemaVerdicts | None = None
+) -> Contract:
     """Load contract ``name`` of the project at ``root`` (its own, else the packaged one: locate_contract).
 
     ``check_schemas`` validates every schema against its JSON Schema metaschema (draft 7 unless ``$schema``
     says otherwise). Callers that only read field rules, such as the linter, may skip it to stay light.
+    ``verdicts`` skips the check for a schema already found valid, and remembers new valid ones.
     """
     directory, rel_dir = locate_contract(root, name)
     config_path = directory / CONTRACT_FILE
@@ -220,8 +226,10 @@ def load_contract(root: Path, name: str, *, check_schemas: bool = True) -> Contr
         except VersionError:
             raise ContractError(rel, "schema files must be named X.Y.json after their schema version") from None
         schema = _read_json(path, rel)
-        if check_schemas:
+        if check_schemas and (verdicts is None or not verdicts.known_valid(schema)):
             check_metaschema(schema, rel)
+            if verdicts is not None:
+                verdicts.remember_valid(schema)
         shape = compile_shape(schema, version, items, rel)
         _check_roles(shape, roles, versions, rel)
         _check_sections(shape, roles, tiers, report_filter, merge, rel)

@@ -59,7 +59,7 @@ def create_atomic(path: Path, data: bytes, *, mode: int | None = None, shown: st
     _publish(path, data, default_mode() if mode is None else mode, shown, replace=False)
 
 
-def _publish(path: Path, data: bytes, mode: int | None, shown: str | None, *, replace: bool) -> None:
+def _publish(path: Path, data: bytes | Iterable[bytes], mode: int | None, shown: str | None, *, replace: bool) -> None:
     name = shown if shown is not None else str(path)
     temporary: str | None = None
     try:
@@ -68,7 +68,8 @@ def _publish(path: Path, data: bytes, mode: int | None, shown: str | None, *, re
         if mode is not None:
             os.fchmod(handle, mode)
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for part in (data,) if isinstance(data, bytes) else data:
+                stream.write(part)
             stream.flush()
             os.fsync(stream.fileno())
         if replace:
@@ -183,14 +184,15 @@ class OutputError(PromptopsError):
     """A command was told to write to something that is not a regular file (a symlink, a FIFO, a device)."""
 
 
-def write_output(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+def write_output(path: Path, data: bytes | Iterable[bytes], *, mode: int = 0o644) -> None:
     """``write_atomic`` for a file a command was told to write (``--output``, ``--out``, a report, a SARIF log).
 
     The name must be a regular file or not exist: a symlink is refused, not followed (a pull request can commit
     ``promptops-lint.sarif`` as a link to any file the job may write), and so are a FIFO (opening one for
     writing waits for a reader forever), a device, a socket and a directory. The check reads the name itself
     (``lstat``), and the write renames a new file over the name, so even a link or FIFO put there after the
-    check is replaced, never written through.
+    check is replaced, never written through. ``data`` may be an iterable of byte strings, written as they
+    come (a long output need not be held whole); the name is replaced only once the last one is written.
     """
     try:
         found = os.lstat(path)
@@ -203,7 +205,7 @@ def write_output(path: Path, data: bytes, *, mode: int = 0o644) -> None:
             raise OutputError(f"{path}: is a symbolic link; refusing to write through it (remove it first)")
         if not stat.S_ISREG(found.st_mode):
             raise OutputError(f"{path}: not a regular file ({_kind(found.st_mode)}); refusing to write to it")
-    write_atomic(path, data, mode=mode)
+    _publish(path, data, mode, None, replace=True)
 
 
 # ---- bounded reading of user input -----------------------------------------------------------------------

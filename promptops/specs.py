@@ -309,7 +309,7 @@ def decode_line(decoder: msgspec.json.Decoder[T], line: bytes | memoryview) -> T
     try:
         return decoder.decode(line)
     except msgspec.ValidationError as problem:
-        return _record_problem(str(problem))
+        return record_problem(str(problem))
     except msgspec.DecodeError as problem:
         return f"not valid JSON ({problem})"
     except RecursionError:
@@ -322,7 +322,7 @@ def decode_line(decoder: msgspec.json.Decoder[T], line: bytes | memoryview) -> T
         return "not valid UTF-8"
 
 
-def _record_problem(message: str) -> str:
+def record_problem(message: str) -> str:
     # msgspec says "Object missing required field `ts`" or "Expected `str`, got `int` - at `$.arm`".
     if message.startswith("Expected `object`") and " - at " not in message:
         return "not a JSON object"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from promptops.cli.project import Project, format_option, pass_project
+from promptops.cli.project import Project, format_option, pass_project, schema_verdicts
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
 from promptops.contract import list_contracts
 from promptops.escape import one_line
@@ -65,8 +65,8 @@ MAX_REPORTED = 100
     "--workers",
     type=click.IntRange(min=0),
     default=None,
-    help="Processes that decode and parse (0: this one). Default: one per core when the logs hold at least "
-    f"{AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
+    help="Processes that decode and parse (0: this one). Default: one per core on machines with more than two "
+    f"cores when the logs hold at least {AUTO_WORKERS_BYTES >> 20} MiB, else 0.",
 )
 @engine_options()
 @format_option("text", "json", "otlp-json")
@@ -95,6 +95,7 @@ def ingest_command(
     # the store extra (DuckDB, Arrow) loads here, never for --help
     from promptops.store import ParserCache, Store, ingest_logs
     from promptops.store.ingest import total_bytes
+    from promptops.store.nopandas import skip_pandas_probe
 
     ingest: Callable[..., IngestReport] = ingest_logs
     measure: Callable[[list[Path]], int] = total_bytes
@@ -109,12 +110,14 @@ def ingest_command(
 
         report = run_ingest(project.root, [str(p) for p in logs], store_path, spark_master, project.relative, reporter)
         return _finish(project, display, report, reporter, output_format)
-    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root))
+    skip_pandas_probe()  # the DuckDB store takes Arrow built from Python values: pandas has no part in it
+    parsers = ParserCache.for_project(project.root, RolloutPolicies(project.root), schema_verdicts())
     paths = list(logs)
     size = measure(paths)
     if workers is None:
-        cores = os.cpu_count() or 1
-        workers = cores if cores > 1 and size >= AUTO_WORKERS_BYTES else 0
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        # On two cores the workers never paid (they compete with this process's reading and writing).
+        workers = cores if cores > 2 and size >= AUTO_WORKERS_BYTES else 0
     with Store.open(path, display=display, lock_timeout=lock_timeout) as store, _progress(size) as progress:
         report = ingest(
             paths,

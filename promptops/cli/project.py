@@ -11,6 +11,7 @@ import click
 
 from promptops.contract import VERSIONS_DIR, Contract, load_contract
 from promptops.escape import one_line
+from promptops.schema_verdicts import SchemaVerdicts
 
 if TYPE_CHECKING:
     from jinja2 import BytecodeCache
@@ -45,7 +46,8 @@ class Project:
 
     def contract(self, name: str, *, check_schemas: bool = True) -> Contract:
         if name not in self._contracts:
-            self._contracts[name] = load_contract(self.root, name, check_schemas=check_schemas)
+            verdicts = schema_verdicts() if check_schemas else None
+            self._contracts[name] = load_contract(self.root, name, check_schemas=check_schemas, verdicts=verdicts)
         return self._contracts[name]
 
     def relative(self, path: Path | str) -> str:
@@ -71,6 +73,20 @@ def format_option(*choices: str) -> Callable[[_F], _F]:
 
 
 pass_project = click.make_pass_decorator(Project)
+
+
+def schema_verdicts() -> SchemaVerdicts | None:
+    """Metaschema verdicts kept across runs (promptops.schema_verdicts) in ``$XDG_CACHE_HOME/promptops``
+    (default ``~/.cache/promptops``, created owner-only); ``PROMPTOPS_NO_TEMPLATE_CACHE=1`` turns it off."""
+    if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):  # the XDG rule: a relative value is ignored
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no home directory: no cache
+            return None
+    return SchemaVerdicts(Path(base) / "promptops")
 
 
 def jinja_bytecode_cache() -> BytecodeCache | None:

@@ -8,21 +8,18 @@ unknown (to the project and to the store).
 from __future__ import annotations
 
 import json
-from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import click
 
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
-from promptops.cli.store_options import lock_timeout_option, store_location, store_option
+from promptops.cli.store_options import lock_timeout_option, read_source, store_location, store_option
 from promptops.contract import list_contracts
 from promptops.errors import PromptopsError
 from promptops.outcomes import ExitCode
 from promptops.rollout.plan import plan_path
 from promptops.spark.options import engine_options
-from promptops.store.errors import store_error
 from promptops.store.metrics import (
     GROUP_COLUMNS,
     PER_RESPONSE,
@@ -31,8 +28,8 @@ from promptops.store.metrics import (
     Rate,
     RatesQuery,
     RatesReport,
-    rates,
 )
+from promptops.store.source import RatesSource
 from promptops.wording import count
 
 
@@ -76,28 +73,10 @@ def rates_command(
         query = RatesQuery(contract_name, by=by, since=_parse_since(since), rollout_id=rollout_id, top=top)
     except ValueError as problem:
         raise click.BadParameter(str(problem), param_hint="--by") from None
-    import duckdb  # the store extra loads here, never for --help
-
-    from promptops.store import Store, open_parquet
-
-    path, display = store_location(project, store_path)
-    try:
-        if engine == "spark":
-            from promptops.spark.options import lake_connection, require_lake
-
-            with lake_connection(require_lake(store_path), display, spark_master) as con:
-                check_known(project, con, display, query)
-                report = rates(con, query)  # a DuckDB-like connection on Spark (promptops.spark.views)
-        elif path.is_dir():
-            with closing(open_parquet(path, display=display)) as con:
-                check_known(project, con, display, query)
-                report = rates(con, query)
-        else:
-            with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
-                check_known(project, store.connection, display, query)
-                report = rates(store.connection, query)
-    except duckdb.Error as problem:  # a damaged file met by a query: one line, exit 3
-        raise store_error(display, problem, "read failed") from None
+    _, display = store_location(project, store_path)
+    with read_source(project, store_path, lock_timeout, engine, spark_master) as source:
+        check_known(project, source, display, query)
+        report = source.rates(query)
     if not report.groups:
         echo_lines(f"promptops: no responses or re-ask runs of contract {contract_name} match in {display}", err=True)
     if output_format == "json":
@@ -107,10 +86,10 @@ def rates_command(
     return ExitCode.OK
 
 
-def check_known(project: Project, con: Any, display: str, query: RatesQuery) -> None:
+def check_known(project: Project, source: RatesSource, display: str, query: RatesQuery) -> None:
     """Refuse a contract or rollout id that neither the project nor the store knows: a typo must not read as
     "no data". (A contract removed from versions/ whose responses are stored is still known.)"""
-    if query.contract not in list_contracts(project.root) and not _stored(con, "contract", query.contract):
+    if query.contract not in list_contracts(project.root) and not source.holds("contract", query.contract):
         raise PromptopsError(
             f"unknown contract {query.contract!r}: no versions/{query.contract}/ and no responses of it in {display}"
         )
@@ -118,16 +97,12 @@ def check_known(project: Project, con: Any, display: str, query: RatesQuery) -> 
     if (
         rollout is not None
         and not plan_path(project.root, query.contract, rollout).is_file()
-        and not _stored(con, "rollout_id", rollout)
+        and not source.holds("rollout_id", rollout)
     ):
         raise PromptopsError(
             f"unknown rollout {rollout!r}: no rollout/{query.contract}/{rollout}.yaml and no responses of it "
             f"in {display}"
         )
-
-
-def _stored(con: Any, column: str, value: str) -> bool:
-    return bool(con.execute(f"SELECT EXISTS (SELECT 1 FROM responses WHERE {column} = ?)", [value]).fetchall()[0][0])
 
 
 def _parse_since(text: str | None) -> datetime | None:

@@ -15,7 +15,7 @@ from promptops.cli.project import Project, echo_lines, format_option, pass_proje
 from promptops.cli.store_options import (
     lock_timeout_option,
     parse_now,
-    read_connection,
+    read_source,
     store_location,
     store_option,
 )
@@ -72,13 +72,13 @@ def report_command(
     contract = project.contract(contract_name)
     now = parse_now(now_text)
     _, display = store_location(project, store_path)
-    with read_connection(project, store_path, lock_timeout, engine, spark_master) as con:
+    with read_source(project, store_path, lock_timeout, engine, spark_master) as source:
         try:
             if output_format == "prom":
-                prom, report = write_prom(project.root, contract, con, out_dir, now=now, rollout_id=rollout_id)
+                prom, report = write_prom(project.root, contract, source, out_dir, now=now, rollout_id=rollout_id)
                 files = {"prom": project.relative(prom)}
             else:
-                written = write_report(project.root, contract, con, out_dir, now=now, rollout_id=rollout_id)
+                written = write_report(project.root, contract, source, out_dir, now=now, rollout_id=rollout_id)
                 report = written.report
                 files = {"html": project.relative(written.html), "json": project.relative(written.json)}
         except duckdb.Error as problem:  # a damaged store or export: one line, no traceback

@@ -18,7 +18,7 @@ from promptops.cli.rollout_common import PLAN_FILE, read_plan, who
 from promptops.cli.rollout_moves import resume_command, retarget_command, retire_command, rollback_command
 from promptops.cli.rollout_new import rollout_new
 from promptops.cli.rollout_simulate import simulate_command
-from promptops.cli.store_options import lock_timeout_option, parse_now, read_connection, store_option
+from promptops.cli.store_options import lock_timeout_option, parse_now, read_source, store_option
 from promptops.escape import one_line
 from promptops.outcomes import ExitCode
 from promptops.rollout.assign import assign, routes
@@ -230,12 +230,12 @@ def gate_command(
     if step is not None:
         plan = plan_at_step(plan, step)
     contract = project.contract(plan.contract, check_schemas=False)
-    with read_connection(project, store_path, lock_timeout, engine, spark_master) as con:
+    with read_source(project, store_path, lock_timeout, engine, spark_master) as source:
         result = run_gate(
             project.root,
             plan,
             contract,
-            con,
+            source,
             parse_now(now_text),
             Purpose(purpose),
             strict_warnings=strict_warnings,
@@ -263,9 +263,9 @@ def status_command(
     Exit codes: 0 shown; 3 broken or unguarded plan, missing or unreadable store.
     """
     plan = read_plan(project, plan_file)
-    with read_connection(project, store_path, lock_timeout) as con:
+    with read_source(project, store_path, lock_timeout) as source:
         report = status(
-            project.root, plan, project.contract(plan.contract, check_schemas=False), con, parse_now(now_text)
+            project.root, plan, project.contract(plan.contract, check_schemas=False), source, parse_now(now_text)
         )
     if output_format == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -327,9 +327,9 @@ def promote_command(
         raise click.UsageError("--force needs --reason: an override is recorded with why")
     plan = read_plan(project, plan_file)
     now = parse_now(now_text)
-    with read_connection(project, store_path, lock_timeout) as con:
+    with read_source(project, store_path, lock_timeout) as source:
         result = run_gate(
-            project.root, plan, project.contract(plan.contract, check_schemas=False), con, now, Purpose.PROMOTE
+            project.root, plan, project.contract(plan.contract, check_schemas=False), source, now, Purpose.PROMOTE
         )
     try:
         moved = promote(plan_file, plan, result, by=who(by), now=now, force_reason=reason if force else None)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -23,7 +23,8 @@ from promptops.files import write_output
 from promptops.outcomes import ExitCode
 
 _PROFILES = ("baseline", "candidate", "regression")  # promptops.simulate's ArmProfile constants
-MAX_RESPONSES = 10_000_000  # the log is built in memory
+MAX_RESPONSES = 10_000_000  # the log is streamed: memory does not grow with it, time and disk do
+WRITE_LINES = 10_000  # records encoded into one write
 MAX_HOURS = 24 * 366 * 10  # ten years
 LATEST = datetime(9000, 1, 1, tzinfo=UTC)  # far enough for any rehearsal, far from datetime's end
 
@@ -108,12 +109,8 @@ def simulate_command(
         weight=weight,
     )
     arms: dict[str, int] = {}
-    lines = []
-    for record in _progress(records, responses, "simulating responses"):
-        arms[record["arm"]] = arms.get(record["arm"], 0) + 1
-        lines.append(json.dumps(record))
-    _check_replaceable(project, out_path)  # again: the path may have changed while simulating
-    write_output(out_path, ("\n".join(lines) + "\n").encode(), mode=0o644)
+    _check_replaceable(project, out_path)  # again: the path may have changed while the plan was read
+    write_output(out_path, _encoded(_progress(records, responses, "simulating responses"), arms), mode=0o644)
     summary = {"log": project.relative(out_path), "responses": responses, "arms": arms}
     if output_format == "json":
         click.echo(json.dumps(summary, indent=2))
@@ -135,6 +132,19 @@ def _check_replaceable(project: Project, path: Path) -> None:
     if not stat.S_ISREG(mode):
         kind = "a symlink" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise PromptopsError(f"{project.relative(path)}: is {kind}; --out replaces regular files only")
+
+
+def _encoded(records: Iterable[dict[str, Any]], arms: dict[str, int]) -> Iterator[bytes]:
+    """The log's bytes, WRITE_LINES records at a time, counting each arm's records into ``arms``."""
+    lines: list[str] = []
+    for record in records:
+        arms[record["arm"]] = arms.get(record["arm"], 0) + 1
+        lines.append(json.dumps(record))
+        if len(lines) >= WRITE_LINES:
+            yield ("\n".join(lines) + "\n").encode()
+            lines = []
+    if lines:
+        yield ("\n".join(lines) + "\n").encode()
 
 
 T = TypeVar("T")

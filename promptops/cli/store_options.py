@@ -1,10 +1,10 @@
 """Options shared by the commands that read or write the diagnostics store (ingest, rates, export, rollout,
-report), and the store connection and --now time they resolve to."""
+report), and the store (a RatesSource) and --now time they resolve to."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +15,7 @@ from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project
 from promptops.store import DEFAULT_STORE
 from promptops.store.defaults import DEFAULT_LOCK_TIMEOUT
+from promptops.store.source import RatesSource, SqlSource
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,11 +48,11 @@ def store_location(project: Project, store_path: Path | None) -> tuple[Path, str
 
 
 @contextmanager
-def read_connection(
+def read_source(
     project: Project, store_path: Path | None, lock_timeout: float, engine: str = "duckdb", master: str | None = None
-) -> Iterator[Any]:
-    """The store's read-only connection. A missing store is an error (exit 3), never "no data": a mistyped
-    --store, or a CI checkout without the store, must not let a gate or a report judge nothing as clean."""
+) -> Iterator[RatesSource]:
+    """The store, read-only. A missing store is an error (exit 3), never "no data": a mistyped --store, or a
+    CI checkout without the store, must not let a gate, a report or ``rates`` judge nothing as clean."""
     import duckdb  # loads only for commands that read the store
 
     from promptops.store import Store, open_parquet
@@ -59,23 +60,20 @@ def read_connection(
 
     path, display = store_location(project, store_path)
     if engine == "spark":  # the lake at --store, queried on Spark (promptops.spark.views)
-        from promptops.spark.options import lake_connection, require_lake
+        from promptops.spark.options import lake_source, require_lake
 
-        with lake_connection(require_lake(store_path), display, master) as con:
-            yield con
+        with lake_source(require_lake(store_path), display, master) as source:
+            yield source
         return
     try:  # a damaged file or a full disk met by any query of the caller: one line, exit 3
         if path.is_dir():
-            con = open_parquet(path, display=display)
-            try:
-                yield con
-            finally:
-                con.close()
+            with closing(open_parquet(path, display=display)) as con:
+                yield SqlSource(con)
         elif not path.exists():
             raise StoreError(missing_store(display, default=store_path is None))
         else:
             with Store.open(path, display=display, read_only=True, lock_timeout=lock_timeout) as store:
-                yield store.connection
+                yield store.source
     except duckdb.Error as problem:
         raise store_error(display, problem, "read failed") from None
 

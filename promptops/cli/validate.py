@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -124,7 +126,26 @@ def _validate_batch(
     output_format: str,
     strict_warnings: bool,
 ) -> int:
-    out = sys.stdout.buffer
+    out = _JsonLines(sys.stdout.buffer, hold=_regular(source)) if output_format == "json" else None
+    try:
+        return _validate_records(
+            parser, source, name, default_changed, request_versions, out, strict_warnings, output_format
+        )
+    finally:
+        if out is not None:
+            out.flush()
+
+
+def _validate_records(
+    parser: Parser,
+    source: IO[bytes],
+    name: str,
+    default_changed: ChangedFiles | None,
+    request_versions: tuple[str, str],
+    out: _JsonLines | None,
+    strict_warnings: bool,
+    output_format: str,
+) -> int:
     tally: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     drops: Counter[str] = Counter()
@@ -167,14 +188,79 @@ def _validate_batch(
         tally["findings kept"] += outcome.findings_kept
         if code != ExitCode.TOOL_FAILURE:
             code = max(code, _exit_code(outcome, strict_warnings))
-        if output_format == "json":
-            out.write(msgspec.json.encode({"response_id": record.response_id, **outcome.to_dict()}) + b"\n")
+        if out is not None:
+            out.write(record.response_id, outcome)
         else:
             rid = record.response_id
             click.echo(one_line(f"{rid if rid is not None else f'line {line_number}'}: {describe(outcome)[0]}"))
     if output_format == "text":
         click.echo(_batch_summary(tally, reasons, drops))
     return code
+
+
+class _DiagnosticLine(msgspec.Struct):
+    """``Diagnostic.to_dict()``, field for field in its order: encoded without building a dict."""
+
+    code: str
+    level: str
+    path: str | None
+    finding_index: int | None
+    finding_id: str | None
+    message: str
+
+
+class _OutcomeLine(msgspec.Struct):
+    """One line of ``validate --batch --format json``: the response id, then ``ParseOutcome.to_dict()``."""
+
+    response_id: Any
+    outcome: str
+    reason: str | None
+    result: Any  # the parser's typed result (msgspec Structs) as it is, or its dict
+    diagnostics: list[_DiagnosticLine]
+
+
+class _JsonLines:
+    """Outcomes as JSON lines, encoded from Structs into one buffer; written about a MiB at a time when
+    ``hold`` (the input is a file), else each at once (a pipe's reader sees each outcome as its record goes in)."""
+
+    def __init__(self, out: IO[bytes], *, hold: bool) -> None:
+        self._out = out
+        self._limit = 1 << 20 if hold else 0
+        self._buffer = bytearray()
+        self._encode_into = msgspec.json.Encoder().encode_into
+
+    def write(self, response_id: Any, outcome: ParseOutcome) -> None:
+        # A clean accepted outcome still holds the parser's typed result: encoding it directly gives the bytes
+        # msgspec.to_builtins + encode would (the same encoder rules), without the intermediate dicts.
+        typed = getattr(outcome, "_typed", None)
+        line = _OutcomeLine(
+            response_id,
+            outcome.outcome,
+            None if outcome.reason is None else str(outcome.reason),
+            typed if typed is not None else outcome.result,
+            [
+                _DiagnosticLine(str(d.code), d.level, d.path, d.finding_index, d.finding_id, d.message)
+                for d in outcome.diagnostics
+            ],
+        )
+        buffer = self._buffer
+        self._encode_into(line, buffer, -1)
+        buffer.extend(b"\n")
+        if len(buffer) > self._limit:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._buffer:
+            self._out.write(self._buffer)
+            self._buffer.clear()
+        self._out.flush()
+
+
+def _regular(source: IO[bytes]) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(source.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's BytesIO): stream it
+        return False
 
 
 def _records(source: IO[bytes], name: str) -> Iterator[tuple[int, BatchRecord | str]]:

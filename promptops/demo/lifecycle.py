@@ -85,7 +85,7 @@ def run(
         last = plan.step == len(plan.steps) - 1
         purpose = Purpose.MONITOR if last else Purpose.PROMOTE  # nothing to promote to after the last step
         with Store.open(store_path, display=STORE, read_only=True) as store:
-            result = run_gate(workspace, plan, _contract(workspace), store.connection, clock, purpose)
+            result = run_gate(workspace, plan, _contract(workspace), store.source, clock, purpose)
         if last:
             yield _gate_stage(plan, result, clock, relative(plan_file), purpose)
             break
@@ -291,7 +291,7 @@ def _gate_stage(plan: Plan, result: GateResult, clock: datetime, source: str, pu
 
 def _dashboard_stage(workspace: Path, store_path: Path, now: datetime) -> Stage:
     with Store.open(store_path, display=STORE, read_only=True) as store:
-        files = write_report(workspace, _contract(workspace), store.connection, workspace / REPORTS, now=now)
+        files = write_report(workspace, _contract(workspace), store.source, workspace / REPORTS, now=now)
     lines = [f"wrote {_rel(workspace, files.html)} (open it in a browser, offline) and {_rel(workspace, files.json)}"]
     for view in files.report.rollouts:
         state = "rolled back" if view.rolled_back else f"candidate at {view.weight:.0%}"

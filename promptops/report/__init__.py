@@ -4,7 +4,7 @@
 Content-Security-Policy) and its JSON summary; ``write_prom`` writes a Prometheus textfile. Modules, one concept
 each: ``model`` (what a report holds), ``gather`` (plans, gates and store queries), ``charts`` (SVG), ``html``
 (the page), ``prom`` (the exposition format), ``write`` (atomic files). The library never reads the
-environment or the clock, prints or exits: the store connection and the time come in as values.
+environment or the clock, prints or exits: the store (a RatesSource) and the time come in as values.
 
 Names load lazily, so the Prometheus path never imports Jinja.
 """

@@ -1,15 +1,16 @@
 """Gathering a report: the plans under ``rollout/<contract>/``, their gates, and aggregates from the store.
 
-Every store query reads the rate views (``response_indicators``, ``diagnostic_facts``), so a DuckDB file and a
-Parquet export give the same report, and every query groups or limits in SQL: what comes back to Python is
-bounded by the number of buckets, slices and examples, never by the number of responses. The gate itself is
-``promptops.rollout.session.run_gate`` (purpose monitor), not a copy of its statistics.
+Every figure comes from the store's interface (``promptops.store.source.RatesSource``), so a DuckDB file, a
+Parquet export and the Spark lake give the same report; each question groups or limits where the data is:
+what comes back is bounded by the number of buckets, slices and examples, never by the number of responses.
+The gate itself is ``promptops.rollout.session.run_gate`` (purpose monitor), not a copy of its statistics.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,15 +32,19 @@ from promptops.rollout.plan import ROLLOUT_DIR, Plan, load_plan, plan_path
 from promptops.rollout.session import current_gate, store_time
 from promptops.rollout.sizing import plan_needs
 from promptops.rollout.stats import wilson, z_one_sided
-from promptops.store import catalogue
+from promptops.store.metrics import RatesQuery
+from promptops.store.source import Bucket, RatesSource, Window
 
 TOP = 5  # reasons and fields listed per arm
 EXAMPLES = 12  # recent drops and rejections shown
 TRAFFIC_ROWS = 200  # version slices shown; a noisy model can declare many versions
-TEXT_LIMIT = 300  # characters kept of a model-controlled string (message, path, finding id)
 _ROLLOUT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 # Bucket widths for charts, smallest first, with the longest span each is used for (at most ~100-200 points).
-_BUCKETS = (("hour", timedelta(days=3)), ("day", timedelta(days=180)), ("week", timedelta(days=4 * 366)))
+_BUCKETS: tuple[tuple[Bucket, timedelta], ...] = (
+    ("hour", timedelta(days=3)),
+    ("day", timedelta(days=180)),
+    ("week", timedelta(days=4 * 366)),
+)
 
 
 class ReportError(PromptopsError):
@@ -49,30 +54,31 @@ class ReportError(PromptopsError):
 def gather_report(
     root: Path,
     contract: Contract,
-    con: Any | None,
+    source: RatesSource | None,
     now: datetime,
     *,
     rollout_id: str | None = None,
     detail: bool = True,
 ) -> ContractReport:
-    """Everything the report shows for ``contract`` at ``now``; ``con`` is the store (None: no store yet).
+    """Everything the report shows for ``contract`` at ``now``; ``source`` is the store (None: no store yet).
 
     ``detail=False`` skips what only the HTML page needs (time series, examples, release history and the
     compatibility matrix): the Prometheus export needs counters and gates only.
     """
     plans = list_plans(root, contract.name, rollout_id)
-    rollouts = tuple(_rollout(root, plan, contract, con, now, detail) for plan in plans)
+    rollouts = tuple(_rollout(root, plan, contract, source, now, detail) for plan in plans)
     notes: list[str] = []
     traffic: tuple[TrafficRow, ...] = ()
     examples: tuple[Example, ...] = ()
     until = store_time(now)  # a report as of ``now`` counts nothing logged after it
-    if con is not None:
-        traffic = _traffic(con, contract.name, rollout_id, until)
+    if source is not None:
+        window = Window(contract.name, rollout_id, until=until)
+        traffic = source.traffic(window)
         if detail and len(traffic) > TRAFFIC_ROWS:
             notes.append(f"traffic: the {TRAFFIC_ROWS} largest of {len(traffic):,} version slices are shown")
             traffic = tuple(sorted(traffic, key=lambda t: -t.responses)[:TRAFFIC_ROWS])
         if detail:
-            examples = _examples(con, contract.name, rollout_id, until)
+            examples = tuple(replace(e, ts=_utc(e.ts)) for e in source.examples(window, EXAMPLES))
     releases: tuple[dict[str, Any], ...] = ()
     matrix = None
     if detail:
@@ -81,7 +87,7 @@ def gather_report(
         contract=contract.name,
         now=now,
         rollout_filter=rollout_id,
-        has_store=con is not None,
+        has_store=source is not None,
         rollouts=rollouts,
         traffic=traffic,
         examples=examples,
@@ -122,9 +128,11 @@ def _plan_files(directory: Path, shown: str) -> list[Path]:
     return sorted((directory / name for name in names), key=lambda p: p.stem)
 
 
-def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime, detail: bool) -> RolloutView:
+def _rollout(
+    root: Path, plan: Plan, contract: Contract, source: RatesSource | None, now: datetime, detail: bool
+) -> RolloutView:
     held_at = plan.history[-1].at if plan.rolled_back else None
-    gate = current_gate(root, plan, contract, con, now)  # after a rollback: the gate that held it, as status
+    gate = current_gate(root, plan, contract, source, now)  # after a rollback: the gate that held it, as status
     needs = plan_needs(plan)
     steps = tuple(
         {
@@ -141,11 +149,11 @@ def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: d
     history = tuple(t.to_dict() for t in plan.history)
     bucket, series = "day", tuple(MetricSeries(s.metric, s.severity, s.slo, s.margin, {}) for s in plan.slos)
     arms: dict[str, ArmSummary] = {}
-    if con is not None:
+    if source is not None:
         until = store_time(now)
-        arms = _arm_summaries(con, plan, until)
+        arms = _arm_summaries(source, plan, until)
         if detail:
-            bucket, series = _series(con, plan, until)
+            bucket, series = _series(source, plan, until)
     return RolloutView(
         rollout=plan.rollout_id,
         plan=plan.source,
@@ -167,34 +175,26 @@ def _rollout(root: Path, plan: Plan, contract: Contract, con: Any | None, now: d
     )
 
 
-def _bucket(span: timedelta) -> str:
+def _bucket(span: timedelta) -> Bucket:
     for name, longest in _BUCKETS:
         if span <= longest:
             return name
     return "month"
 
 
-def _series(con: Any, plan: Plan, until: datetime) -> tuple[str, tuple[MetricSeries, ...]]:
+def _series(source: RatesSource, plan: Plan, until: datetime) -> tuple[str, tuple[MetricSeries, ...]]:
     """Per metric of the plan and arm, the rate per bucket with one-sided Wilson bounds at the plan's alpha."""
-    where = "contract = $contract AND rollout_id = $rollout AND arm IN ('baseline', 'candidate') AND ts <= $until"
-    params = {"contract": plan.contract, "rollout": plan.rollout_id, "until": until}
-    first, last = con.execute(f"SELECT min(ts), max(ts) FROM response_indicators WHERE {where}", params).fetchone()
-    bucket = "day" if first is None else _bucket(last - first)
+    window = Window(plan.contract, plan.rollout_id, until=until)
+    by_arm = source.counts(window).items()
+    times = [t for arm, c in by_arm if arm in ARMS for t in (c.first, c.last) if t is not None]
+    bucket = _bucket(max(times) - min(times)) if times else "day"
     metrics = [slo.metric for slo in plan.slos]
-    columns = {m.name: m.column for m in catalogue.METRICS}
-    counts = ", ".join(f"count(*) FILTER (WHERE {columns[m]})" for m in metrics)
-    rows = con.execute(
-        f"SELECT date_trunc('{bucket}', ts) AS bucket, arm, count(*), {counts} FROM response_indicators "
-        f"WHERE {where} GROUP BY ALL ORDER BY bucket, arm",
-        params,
-    ).fetchall()
     z = z_one_sided(plan.alpha)
     points: dict[str, dict[str, list[Point]]] = {m: {arm: [] for arm in ARMS} for m in metrics}
-    for start, arm, n, *hits in rows:
-        moment = _utc(start)
-        for metric, x in zip(metrics, hits, strict=True):
-            interval = wilson(int(x), int(n), z)
-            points[metric][arm].append(Point(moment, int(n), int(x), interval.low, interval.high))
+    for start, arm, counts in source.series(window, bucket):
+        for metric in metrics if arm in ARMS else ():
+            interval = wilson(x := counts.hits[metric], counts.n, z)
+            points[metric][str(arm)].append(Point(_utc(start), counts.n, x, interval.low, interval.high))
     series = tuple(
         MetricSeries(
             slo.metric,
@@ -208,11 +208,9 @@ def _series(con: Any, plan: Plan, until: datetime) -> tuple[str, tuple[MetricSer
     return bucket, series
 
 
-def _arm_summaries(con: Any, plan: Plan, until: datetime) -> dict[str, ArmSummary]:
+def _arm_summaries(source: RatesSource, plan: Plan, until: datetime) -> dict[str, ArmSummary]:
     """Per arm of the rollout (all steps): responses, accepted, and the top drop, coercion and reject reasons."""
-    from promptops.store.metrics import RatesQuery, rates
-
-    report = rates(con, RatesQuery(plan.contract, by=("arm",), until=until, rollout_id=plan.rollout_id, top=TOP))
+    report = source.rates(RatesQuery(plan.contract, by=("arm",), until=until, rollout_id=plan.rollout_id, top=TOP))
     summaries = {}
     for group in report.groups:
         arm = group.key["arm"]
@@ -226,69 +224,6 @@ def _arm_summaries(con: Any, plan: Plan, until: datetime) -> dict[str, ArmSummar
             top_reject_reasons=tuple(Count(label, n) for label, n in group.top_reject_reasons),
         )
     return {arm: summaries[arm] for arm in ARMS if arm in summaries}
-
-
-def _traffic(con: Any, contract: str, rollout_id: str | None, until: datetime) -> tuple[TrafficRow, ...]:
-    """The contract's responses per rollout, arm and declared versions, with finding counts and reject reasons."""
-    where = "contract = $contract AND ts <= $until" + (" AND rollout_id = $rollout" if rollout_id is not None else "")
-    params: dict[str, Any] = {"contract": contract, "until": until}
-    if rollout_id is not None:
-        params["rollout"] = rollout_id
-    # One scan, grouped by the reject reason too (NULL for accepted responses), folded per slice below.
-    rows = con.execute(
-        "SELECT rollout_id, arm, prompt_version, schema_version, reason, count(*), count(*) FILTER (WHERE accepted), "
-        "coalesce(sum(findings_seen), 0), coalesce(sum(findings_dropped), 0), coalesce(sum(findings_coerced), 0), "
-        f"coalesce(sum(coercions), 0) FROM response_indicators WHERE {where} GROUP BY ALL ORDER BY ALL NULLS FIRST",
-        params,
-    ).fetchall()
-    slices: dict[tuple[Any, ...], list[int]] = {}
-    rejects: dict[tuple[Any, ...], dict[str, int]] = {}
-    for rollout, arm, prompt, schema, reason, *counts in rows:
-        key = (rollout, arm, prompt, schema)
-        totals = slices.setdefault(key, [0] * len(counts))
-        for i, count in enumerate(counts):
-            totals[i] += int(count)
-        if reason is not None:
-            rejects.setdefault(key, {})[str(reason)] = int(counts[0])
-    return tuple(
-        TrafficRow(
-            rollout=key[0],
-            arm=key[1],
-            prompt_version=key[2],
-            schema_version=key[3],
-            responses=n,
-            accepted=accepted,
-            findings_seen=seen,
-            findings_dropped=dropped,
-            findings_coerced=coerced,
-            coercions=coercions,
-            rejects=rejects.get(key, {}),
-        )
-        for key, (n, accepted, seen, dropped, coerced, coercions) in slices.items()
-    )
-
-
-def _clip(column: str) -> str:
-    """SQL for ``column`` cut to TEXT_LIMIT characters (with an ellipsis), so a huge model string stays small."""
-    return f"CASE WHEN length({column}) > {TEXT_LIMIT} THEN left({column}, {TEXT_LIMIT - 1}) || '…' ELSE {column} END"
-
-
-def _examples(con: Any, contract: str, rollout_id: str | None, until: datetime) -> tuple[Example, ...]:
-    where = "contract = $contract AND kind IN ('drop', 'reject') AND ts <= $until"
-    params: dict[str, Any] = {"contract": contract, "limit": EXAMPLES, "until": until}
-    if rollout_id is not None:
-        where += " AND rollout_id = $rollout"
-        params["rollout"] = rollout_id
-    rows = con.execute(
-        f"SELECT ts, kind, code, {_clip('path')}, {_clip('finding_id')}, {_clip('message')}, "
-        f"{_clip('response_id')}, rollout_id, arm FROM diagnostic_facts WHERE {where} "
-        "ORDER BY ts DESC, response_id, seq LIMIT $limit",
-        params,
-    ).fetchall()
-    return tuple(
-        Example(_utc(ts), str(kind), str(code), path, finding, str(message), str(response), rollout, arm)
-        for ts, kind, code, path, finding, message, response, rollout, arm in rows
-    )
 
 
 def _releases(root: Path, contract: Contract) -> tuple[tuple[dict[str, Any], ...], dict[str, Any] | None]:

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from promptops.store.source import Example as Example  # re-exported: the store's answers, as the report keeps them
+from promptops.store.source import TrafficRow as TrafficRow
+
 REPORT_VERSION = 1
 
 
@@ -136,74 +139,6 @@ class RolloutView:
             "bucket": self.bucket,
             "series": [s.to_dict() for s in self.series],
             "arms": {arm: summary.to_dict() for arm, summary in self.arms.items()},
-        }
-
-
-@dataclass(frozen=True)
-class TrafficRow:
-    """Counts of one (rollout, arm, prompt version, schema version) slice of the contract's responses."""
-
-    rollout: str | None
-    arm: str | None
-    prompt_version: str | None
-    schema_version: str | None
-    responses: int
-    accepted: int
-    findings_seen: int
-    findings_dropped: int
-    findings_coerced: int
-    coercions: int
-    rejects: dict[str, int]  # reject reason -> responses
-
-    @property
-    def rejected(self) -> int:
-        return self.responses - self.accepted
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rollout": self.rollout,
-            "arm": self.arm,
-            "prompt_version": self.prompt_version,
-            "schema_version": self.schema_version,
-            "responses": self.responses,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "findings_seen": self.findings_seen,
-            "findings_dropped": self.findings_dropped,
-            "findings_coerced": self.findings_coerced,
-            "coercions": self.coercions,
-            "rejects": self.rejects,
-        }
-
-
-@dataclass(frozen=True)
-class Example:
-    """A recent diagnostic that lost something (a dropped finding or a rejected response), as stored.
-
-    ``path``, ``finding_id`` and ``message`` carry model text: every renderer escapes them.
-    """
-
-    ts: datetime
-    kind: str  # drop or reject
-    code: str
-    path: str | None
-    finding_id: str | None
-    message: str
-    response_id: str
-    rollout: str | None
-    arm: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ts": self.ts.isoformat(),
-            "kind": self.kind,
-            "code": self.code,
-            "path": self.path,
-            "finding_id": self.finding_id,
-            "message": self.message,
-            "response_id": self.response_id,
-            "rollout": self.rollout,
-            "arm": self.arm,
         }
 
 

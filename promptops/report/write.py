@@ -6,12 +6,12 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from promptops.contract import Contract
 from promptops.files import write_output
 from promptops.report.gather import gather_report
 from promptops.report.model import ContractReport
+from promptops.store.source import RatesSource
 
 _READABLE = 0o644  # reports are read by other users' processes (a web server, node_exporter), never secrets
 
@@ -28,7 +28,7 @@ class ReportFiles:
 def write_report(
     root: Path,
     contract: Contract,
-    con: Any | None,
+    source: RatesSource | None,
     out_dir: Path,
     *,
     now: datetime,
@@ -36,12 +36,12 @@ def write_report(
 ) -> ReportFiles:
     """Write ``<contract>.html`` (self-contained, opens offline) and ``<contract>.json`` into ``out_dir``.
 
-    ``con`` is a DuckDB connection to the store (a file or a Parquet export), or None when nothing has been
+    ``source`` is the store (a file, a Parquet export or the Spark lake), or None when nothing has been
     ingested yet; ``now`` is the moment the gates judge (the library never reads the clock).
     """
     from promptops.report.html import render_html  # Jinja loads only for the page, not for the prom export
 
-    report = gather_report(root, contract, con, now, rollout_id=rollout_id)
+    report = gather_report(root, contract, source, now, rollout_id=rollout_id)
     page = render_html(report)
     summary = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
     html_path = out_dir / f"{contract.name}.html"
@@ -54,7 +54,7 @@ def write_report(
 def write_prom(
     root: Path,
     contract: Contract,
-    con: Any | None,
+    source: RatesSource | None,
     out_dir: Path,
     *,
     now: datetime,
@@ -67,7 +67,7 @@ def write_prom(
     """
     from promptops.report.prom import render_prom
 
-    report = gather_report(root, contract, con, now, rollout_id=rollout_id, detail=False)
+    report = gather_report(root, contract, source, now, rollout_id=rollout_id, detail=False)
     path = out_dir / f"{contract.name}.prom"
     write_output(path, render_prom(report).encode("utf-8"), mode=_READABLE)
     return path, report

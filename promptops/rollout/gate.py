@@ -1,7 +1,7 @@
 """The rollout gate: per-response rates of the current step against the plan's SLOs (docs/rollouts.md).
 
-``read_window`` runs one grouped query over the store's ``response_indicators`` view (the gate itself reads the
-same counts hour by hour with promptops.rollout.looks, for its looks); ``evaluate`` is pure:
+``read_window`` asks the store (a ``CountsSource``) for counts per arm (the gate itself reads the same counts
+hour by hour with promptops.rollout.looks, for its looks); ``evaluate`` is pure:
 counts, readiness and the clock in, a ``GateResult`` out. Each critical metric is judged on the candidate arm
 with a one-sided bound at the plan's alpha (fail when the lower bound exceeds the SLO, pass when the upper bound
 is within it with at least the responses a zero-failure pass needs, otherwise inconclusive), and, with a margin,
@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 from promptops.outcomes import Verdict, exit_code
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import FIXED, bounds, difference_bounds, sample_ratio_p_value, zero_failure_need
-from promptops.store import catalogue
+from promptops.store.source import ArmCounts as ArmCounts  # re-exported: the gate's input
+from promptops.store.source import CountsSource, Window
 
 SRM_P_VALUE = 0.001
 ARMS = ("baseline", "candidate")
@@ -40,16 +41,6 @@ class Reason(StrEnum):
 class Purpose(StrEnum):
     MONITOR = "monitor"  # watching a slice: an inconclusive result warns
     PROMOTE = "promote"  # deciding to move on: an inconclusive result holds
-
-
-@dataclass(frozen=True)
-class ArmCounts:
-    """Responses of one arm in the step's window, and how many of them tripped each indicator."""
-
-    n: int
-    hits: dict[str, int]
-    first: datetime | None = None
-    last: datetime | None = None
 
 
 class Look(NamedTuple):
@@ -154,41 +145,13 @@ class GateResult:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False)
 
 
-def read_window(con: Any, plan: Plan, since: datetime | None, until: datetime | None = None) -> dict[str, ArmCounts]:
+def read_window(
+    source: CountsSource, plan: Plan, since: datetime | None, until: datetime | None = None
+) -> dict[str, ArmCounts]:
     """Counts per arm of the plan's responses from ``since`` (the step's start) to ``until`` (the gate's now,
     inclusive: a replay counts nothing logged after it), from the store; both naive UTC."""
-    columns = ", ".join(f"count(*) FILTER (WHERE {m.column}) AS {m.name}" for m in catalogue.METRICS)
-    where = "contract = $contract AND rollout_id = $rollout"
-    parameters: dict[str, Any] = {"contract": plan.contract, "rollout": plan.rollout_id}
-    if since is not None:
-        where += " AND ts >= $since"
-        parameters["since"] = since
-    if until is not None:
-        where += " AND ts <= $until"
-        parameters["until"] = until
-    rows = con.execute(
-        f"SELECT arm, count(*) AS n, {columns}, min(ts), max(ts) FROM response_indicators WHERE {where} GROUP BY arm",
-        parameters,
-    ).fetchall()
-    counts: dict[str, ArmCounts] = {}
-    for row in rows:
-        arm, n, *hits, first, last = row
-        if arm in ARMS:
-            hits_by_metric = {m.name: int(x) for m, x in zip(catalogue.METRICS, hits, strict=True)}
-            counts[arm] = ArmCounts(int(n), hits_by_metric, first, last)
-    return counts
-
-
-def candidate_incompatible(con: Any, plan: Plan, since: datetime | None = None, until: datetime | None = None) -> int:
-    """Candidate responses rejected for their version from ``since`` (the current candidate's chance: its
-    last resume or retarget) to ``until`` (naive UTC; None: unbounded): a parser not ready for the candidate."""
-    row = con.execute(
-        "SELECT count(*) FROM response_indicators WHERE contract = $contract AND rollout_id = $rollout "
-        "AND arm = 'candidate' AND incompatible_version AND ($since IS NULL OR ts >= $since) "
-        "AND ($until IS NULL OR ts <= $until)",
-        {"contract": plan.contract, "rollout": plan.rollout_id, "since": since, "until": until},
-    ).fetchone()
-    return int(row[0]) if row else 0
+    counts = source.counts(Window(plan.contract, plan.rollout_id, since, until))
+    return {arm: arm_counts for arm, arm_counts in counts.items() if arm is not None and arm in ARMS}
 
 
 def evaluate(

@@ -8,43 +8,36 @@ which responses arrived, then at ``now``. The same ``--now`` gives the same look
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from promptops.rollout.gate import ARMS, ArmCounts, Look
 from promptops.rollout.plan import Plan
-from promptops.store import catalogue
+from promptops.store.source import CountsSource, Window
 
 LOOK_EVERY = timedelta(hours=1)
 
 
 def read_looks(
-    con: Any, plan: Plan, since: datetime | None, until: datetime
+    source: CountsSource, plan: Plan, since: datetime | None, until: datetime
 ) -> tuple[tuple[Look, ...], dict[str, ArmCounts]]:
     """The step's looks before ``until`` (naive UTC, the gate's now), each with the counts from ``since`` to the
-    end of its hour, and the counts up to ``until`` (the window ``read_window`` reads): one grouped query, summed
-    up hour by hour, so the gate scans the step's responses once."""
-    columns = ", ".join(f"count(*) FILTER (WHERE {m.column}) AS {m.name}" for m in catalogue.METRICS)
-    rows = con.execute(
-        f"SELECT date_trunc('hour', ts) AS hour, arm, count(*) AS n, {columns} FROM response_indicators "
-        "WHERE contract = $contract AND rollout_id = $rollout AND ($since IS NULL OR ts >= $since) "
-        "AND ts <= $until GROUP BY hour, arm ORDER BY hour",
-        {"contract": plan.contract, "rollout": plan.rollout_id, "since": since, "until": until},
-    ).fetchall()
-    totals = {arm: [0] * (1 + len(catalogue.METRICS)) for arm in ARMS}
+    end of its hour, and the counts up to ``until`` (the window ``read_window`` reads): one grouped question
+    (counts per hour and arm), summed up hour by hour, so the gate scans the step's responses once."""
+    rows = source.series(Window(plan.contract, plan.rollout_id, since, until), "hour")
+    totals: dict[str, ArmCounts] = {}
     looks: list[Look] = []
-    for index, (hour, arm, *values) in enumerate(rows):
-        if arm in totals:
-            totals[arm] = [total + int(value) for total, value in zip(totals[arm], values, strict=True)]
-        end = hour + LOOK_EVERY
+    for index, (hour, arm, counts) in enumerate(rows):
+        if arm in ARMS:
+            totals[arm] = _add(totals.get(arm), counts)
+        end = datetime.combine(hour, datetime.min.time()) if not isinstance(hour, datetime) else hour
+        end += LOOK_EVERY
         last_of_hour = index + 1 == len(rows) or rows[index + 1][0] != hour
         if last_of_hour and end < until:  # the hour that holds ``until`` is the gate's own look
-            looks.append(Look(end.replace(tzinfo=UTC), _counts(totals)))
-    return tuple(looks), _counts(totals)
+            looks.append(Look(end.replace(tzinfo=UTC), dict(totals)))
+    return tuple(looks), dict(totals)
 
 
-def _counts(totals: dict[str, list[int]]) -> dict[str, ArmCounts]:
-    return {
-        arm: ArmCounts(values[0], {m.name: x for m, x in zip(catalogue.METRICS, values[1:], strict=True)})
-        for arm, values in totals.items()
-        if values[0]
-    }
+def _add(total: ArmCounts | None, more: ArmCounts) -> ArmCounts:
+    if total is None:
+        return ArmCounts(more.n, dict(more.hits))
+    hits = {name: total.hits.get(name, 0) + count for name, count in more.hits.items()}
+    return ArmCounts(total.n + more.n, hits)

@@ -302,7 +302,7 @@ class _PlanSpec(msgspec.Struct, forbid_unknown_fields=True):
     steps: Annotated[list[_StepSpec], msgspec.Meta(min_length=1, max_length=MAX_STEPS)]
     slos: Annotated[dict[str, dict[str, Any]], msgspec.Meta(min_length=1)]
     alpha: Annotated[float, msgspec.Meta(ge=ALPHA_RANGE[0], lt=ALPHA_RANGE[1])] = 0.05
-    statistics: Literal["always-valid", "fixed"] = ALWAYS_VALID  # stats.METHODS
+    statistics: Literal["always-valid", "fixed"] = "always-valid"  # stats.METHODS, stats.ALWAYS_VALID
     legacy_window: Duration = Duration(days=14)
     history: list[_TransitionSpec] | None = None
     description: Any = None

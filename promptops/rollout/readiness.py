@@ -15,25 +15,25 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from promptops.contract import Contract
 from promptops.errors import PromptopsError
-from promptops.rollout.gate import Readiness, candidate_incompatible
+from promptops.rollout.gate import Readiness, read_window
 from promptops.rollout.plan import Plan
 from promptops.rollout.policies import arm_problems
+from promptops.store.source import CountsSource
 
 
 def parser_readiness(
     root: Path,
     plan: Plan,
     contract: Contract,
-    con: Any | None,
+    source: CountsSource | None,
     *,
     schema_class: bool = True,
     until: datetime | None = None,
 ) -> Readiness:
-    """Check readiness; ``con`` is the store's connection (None when there is no store yet).
+    """Check readiness; ``source`` is the store (None when there is no store yet).
 
     ``schema_class``: also classify the baseline-to-candidate schema change with the compatibility checker.
     ``until``: only responses logged up to then count (naive UTC; a replay with ``--now``).
@@ -58,10 +58,11 @@ def parser_readiness(
         problems += arm_problems(contract, lock, arm, label)
     if schema_class and not problems and plan.candidate.schema_version != plan.baseline.schema_version:
         problems += _schema_class_problems(contract, plan)
-    if con is not None:
+    if source is not None:
         attempt = plan.attempt_started
         since = None if attempt is None else attempt.astimezone(UTC).replace(tzinfo=None)
-        rejected = candidate_incompatible(con, plan, since, until)
+        candidate = read_window(source, plan, since, until).get("candidate")
+        rejected = candidate.hits["incompatible_version"] if candidate else 0
         if rejected:
             problems.append(f"{rejected:,} candidate responses were rejected as incompatible versions")
     return Readiness(not problems, tuple(problems))

@@ -1,6 +1,6 @@
 """Gate, promote, roll back and report on one rollout: the library calls behind ``promptops rollout``.
 
-Everything that varies comes in as a value: the store's connection (None: the caller has no store, which the
+Everything that varies comes in as a value: the store (a ``CountsSource``; None: the caller has no store, which the
 CLI refuses rather than read as no data), the time, who is acting. Transitions are appended to the plan's
 history (promptops.rollout.plan).
 """
@@ -15,10 +15,11 @@ from typing import Any
 from promptops.contract import Contract
 from promptops.errors import PromptopsError
 from promptops.outcomes import Verdict
-from promptops.rollout.gate import GateResult, Purpose, evaluate
+from promptops.rollout.gate import GateResult, Purpose, evaluate, read_window
 from promptops.rollout.looks import read_looks
 from promptops.rollout.plan import Arm, Plan, Transition, append_transition
 from promptops.rollout.readiness import parser_readiness
+from promptops.store.source import CountsSource
 
 
 class RolloutRefused(PromptopsError):
@@ -45,19 +46,19 @@ def run_gate(
     root: Path,
     plan: Plan,
     contract: Contract,
-    con: Any | None,
+    source: CountsSource | None,
     now: datetime,
     purpose: Purpose = Purpose.MONITOR,
     *,
     strict_warnings: bool = False,
     strict_artifacts: bool = False,
 ) -> GateResult:
-    """Judge the plan's current step from the store (``con``; None: no responses stored anywhere yet)."""
+    """Judge the plan's current step from the store (``source``; None: no responses stored anywhere yet)."""
     until = store_time(now)  # a replay: nothing logged after ``now`` counts
-    readiness = parser_readiness(root, plan, contract, con, schema_class=plan.step == 0, until=until)
+    readiness = parser_readiness(root, plan, contract, source, schema_class=plan.step == 0, until=until)
     since = plan.step_started
     start = store_time(since) if since is not None else None
-    looks, counts = ((), {}) if con is None else read_looks(con, plan, start, until)
+    looks, counts = ((), {}) if source is None else read_looks(source, plan, start, until)
     return evaluate(
         plan,
         counts,
@@ -168,16 +169,16 @@ def retarget(path: Path, plan: Plan, candidate: Arm, *, by: str, now: datetime, 
     return append_transition(path, plan.source, make)
 
 
-def current_gate(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime) -> GateResult:
+def current_gate(root: Path, plan: Plan, contract: Contract, source: CountsSource | None, now: datetime) -> GateResult:
     """The gate a reader of the rollout needs (status and the dashboard show the same one).
 
     After a rollback the step's window restarts empty; what matters is the gate that held it: the step as
     it stood, judged at the moment of the rollback (or at ``now`` for a replay before it).
     """
     if not plan.rolled_back:
-        return run_gate(root, plan, contract, con, now, Purpose.MONITOR)
+        return run_gate(root, plan, contract, source, now, Purpose.MONITOR)
     held_at = min(plan.history[-1].at, now)
-    return run_gate(root, replace(plan, history=plan.history[:-1]), contract, con, held_at, Purpose.MONITOR)
+    return run_gate(root, replace(plan, history=plan.history[:-1]), contract, source, held_at, Purpose.MONITOR)
 
 
 @dataclass(frozen=True)
@@ -206,10 +207,10 @@ class Status:
         }
 
 
-def status(root: Path, plan: Plan, contract: Contract, con: Any | None, now: datetime) -> Status:
+def status(root: Path, plan: Plan, contract: Contract, source: CountsSource | None, now: datetime) -> Status:
     from promptops.rollout.sizing import plan_needs  # the gate itself never needs the sample-size tables
 
-    result = current_gate(root, plan, contract, con, now)
+    result = current_gate(root, plan, contract, source, now)
     need = plan_needs(plan)[plan.step]
     have = result.window.get("responses", {})
     needed = {
@@ -221,23 +222,17 @@ def status(root: Path, plan: Plan, contract: Contract, con: Any | None, now: dat
     left = 0.0 if started is None else max(0.0, (step.min_duration - (now - started)).total_seconds())
     if plan.rolled_back:  # nothing accrues while rolled back: the next move is a resume or a retarget
         needed, left = {"candidate": 0, "baseline": 0}, 0.0
-    return Status(plan, result, needed, left, _legacy_note(plan, con, now))
+    return Status(plan, result, needed, left, _legacy_note(plan, source, now))
 
 
-def _legacy_note(plan: Plan, con: Any | None, now: datetime) -> str | None:
+def _legacy_note(plan: Plan, source: CountsSource | None, now: datetime) -> str | None:
     """Once baseline traffic has been zero for the plan's legacy window, the floor can rise in the next major."""
     if plan.weight < 1 or plan.step_started is None:
         return None
     quiet_since = plan.step_started
-    if con is not None:
-        row = con.execute(
-            "SELECT max(ts) FROM responses WHERE contract = $c AND rollout_id = $r AND arm = 'baseline' "
-            "AND ts <= $until",
-            {"c": plan.contract, "r": plan.rollout_id, "until": store_time(now)},
-        ).fetchone()
-        last_baseline = row[0] if row else None
-        if last_baseline is not None:
-            quiet_since = max(quiet_since, last_baseline.replace(tzinfo=UTC))
+    baseline = None if source is None else read_window(source, plan, None, store_time(now)).get("baseline")
+    if baseline is not None and baseline.last is not None:
+        quiet_since = max(quiet_since, baseline.last.replace(tzinfo=UTC))
     quiet = now - quiet_since
     if quiet < plan.legacy_window:
         return None

@@ -1,7 +1,8 @@
 """The CLI's engine options (--engine, --spark-master) and the Spark branches of the store commands.
 
 The store commands (ingest, rates, rollout gate/status/promote, report) add ``engine_options()`` and call
-``lake_connection`` or ``run_ingest`` when ``--engine spark`` is given; everything Spark loads from here on.
+``lake_source`` (the store's interface over the lake) or ``run_ingest`` when ``--engine spark`` is given;
+everything Spark loads from here on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from promptops import DISTRIBUTION
+from promptops.store.source import SqlSource
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,8 +48,8 @@ def lake_uri(path: Path | str) -> str:
 
 
 @contextmanager
-def lake_connection(path: Path, display: str, master: str | None) -> Iterator[Any]:
-    """A connection-like object over the lake at ``path`` on Spark (see ``promptops.spark.views``)."""
+def lake_source(path: Path, display: str, master: str | None) -> Iterator[SqlSource]:
+    """The store's questions over the lake at ``path``, asked on Spark (see ``promptops.spark.views``)."""
     from promptops.spark.session import job_errors, spark_session
 
     spark = spark_session(master)  # first: without the spark extra, the one-line hint
@@ -56,7 +58,7 @@ def lake_connection(path: Path, display: str, master: str | None) -> Iterator[An
     with job_errors(f"reading {display}"):
         connection = open_lake(spark, lake_uri(path), display=display)
         try:
-            yield connection
+            yield SqlSource(connection)
         finally:
             connection.close()
 

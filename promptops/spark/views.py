@@ -5,8 +5,8 @@ each statement into Spark SQL at run time (QUALIFY becomes a filtered subquery, 
 regular expressions get Spark's spelling); the ``$name`` parameters become typed literals first. No rate is
 written twice: a change to a view or a query reaches both engines.
 
-``open_lake`` gives a connection-like object (``execute(sql, params).fetchall()/fetchone()``), the only
-thing the rates, gate and report code ask of a store connection.
+``open_lake`` gives a connection-like object (``execute(sql, params).fetchall()/fetchone()``), through
+which ``promptops.store.source.SqlSource`` asks the store's questions (``promptops.spark.options.lake_source``).
 """
 
 from __future__ import annotations

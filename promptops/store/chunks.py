@@ -22,6 +22,7 @@ from promptops.errors import PromptopsError
 from promptops.parsing import ChangedFiles
 from promptops.store.batch import BatchBuilder
 from promptops.store.logs import LINE_TOO_LONG, LineRange, decode_record, read_range
+from promptops.store.nopandas import skip_pandas_probe
 from promptops.store.policies import ParserCache
 from promptops.store.values import EDGE_YEARS, check_ts
 
@@ -176,6 +177,7 @@ def start_worker(parsers: ParserCache, parent: int) -> None:
     """Set up a parser worker of the ingest process ``parent`` (its pid, as the parent saw it)."""
     global _WORKER_PARSERS
     _WORKER_PARSERS = parsers
+    skip_pandas_probe()
     # Ctrl-C reaches the whole process group: the ingest process handles it (and stops its workers); a
     # worker's own KeyboardInterrupt would only print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

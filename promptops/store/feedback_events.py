@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from promptops.specs import _record_problem as _describe
+from promptops import specs
 
 FEEDBACK_VERSION = "1.0"
 SCHEMA_PATH = (
@@ -55,13 +55,9 @@ def decode_event(line: bytes | memoryview) -> FeedbackEvent | str:
             return (
                 f"unknown field '{unknown.partition('`')[0]}' (feedback_version {FEEDBACK_VERSION} has no such field)"
             )
-        return _describe(message)
-    except msgspec.DecodeError as problem:
-        return f"not valid JSON ({problem})"
-    except RecursionError:
-        return "not valid JSON (nested too deeply)"
-    except UnicodeDecodeError:
-        return "not valid UTF-8"
+        return specs.record_problem(message)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return str(specs.decode_line(_DECODER, line))  # the one line the loader writes for each
     if event.time.tzinfo is None:
         return "field 'time': needs an offset (Z or +hh:mm)"
     kind = event.evidence.get("kind")

@@ -123,7 +123,7 @@ def rates(con: duckdb.DuckDBPyConnection, query: RatesQuery) -> RatesReport:
     """The rates of ``query`` over the views in ``con``, one GroupRates per distinct --by key of its
     responses or its re-ask runs."""
     columns = [GROUP_COLUMNS[name] for name in query.by]
-    where, params = _filters(query)
+    where, params = window_filter(query)
     keys = ", ".join(columns)
     order = ", ".join(f"{column} NULLS FIRST" for column in columns)
     select_keys = f"{keys}, " if columns else ""
@@ -193,7 +193,8 @@ def _runs(
     return found
 
 
-def _filters(query: RatesQuery) -> tuple[str, dict[str, Any]]:
+def window_filter(query: RatesQuery) -> tuple[str, dict[str, Any]]:
+    """The query's contract, time window and rollout as a WHERE clause over a rate view, with its parameters."""
     clauses = ["contract = $contract"]
     params: dict[str, Any] = {"contract": query.contract}
     if query.since is not None:

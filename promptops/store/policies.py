@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from promptops.contract import Contract, list_contracts, load_contract
 from promptops.parsing import Parser
 from promptops.policy import ParserPolicy
+from promptops.schema_verdicts import SchemaVerdicts
 
 # A slot's parser and the request versions its policy implies (for contracts whose output declares none).
 Slot = tuple[Parser, str, str]
@@ -61,21 +62,23 @@ class ParserCache:
         self._resolver: PolicyResolver = resolver or DefaultPolicyResolver(contracts)
         self._by_policy: dict[tuple[str, ParserPolicy], Parser] = {}
         self._slots: dict[tuple[str, str | None, str | None], Slot | None] = {}
-        self._recipe: tuple[Path, PolicyResolver | None] | None = None
+        self._recipe: tuple[Path, PolicyResolver | None, SchemaVerdicts | None] | None = None
 
     @classmethod
-    def for_project(cls, root: Path, resolver: PolicyResolver | None = None) -> ParserCache:
-        """Contracts from ``root/versions`` (each loaded once, when first needed)."""
+    def for_project(
+        cls, root: Path, resolver: PolicyResolver | None = None, verdicts: SchemaVerdicts | None = None
+    ) -> ParserCache:
+        """Contracts from ``root/versions`` (each loaded once, when first needed; ``verdicts``: load_contract's)."""
         loaded: dict[str, Contract] = {}
         names = frozenset(list_contracts(root))
 
         def contract(name: str) -> Contract:
             if name not in loaded:
-                loaded[name] = load_contract(root, name)
+                loaded[name] = load_contract(root, name, verdicts=verdicts)
             return loaded[name]
 
         cache = cls(contract, names.__contains__, resolver)
-        cache._recipe = (root, resolver)
+        cache._recipe = (root, resolver, verdicts)
         return cache
 
     def __reduce__(self) -> tuple[Any, ...]:

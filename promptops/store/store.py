@@ -26,6 +26,7 @@ from promptops.store import ddl
 from promptops.store.defaults import DEFAULT_LOCK_TIMEOUT
 from promptops.store.errors import StoreError, StoreLockedError, describe, store_error
 from promptops.store.feedback_totals import add_findings
+from promptops.store.source import SqlSource
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -140,6 +141,10 @@ class Store:
             con.close()
             raise
         return cls(con, path, shown, read_only)
+
+    @property
+    def source(self) -> SqlSource:  # the store's questions (a RatesSource) over this connection
+        return SqlSource(self.connection)
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:

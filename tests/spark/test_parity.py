@@ -5,6 +5,7 @@ dashboard's JSON summary."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,37 @@ def test_the_dashboard_summary_is_the_same(cli: Cli, built: Path, embedded: Path
         summaries.append(json.loads((out_dir / "review-result.json").read_text(encoding="utf-8")))
     assert summaries[0] == summaries[1]
     assert summaries[0]["rollouts"][0]["arms"], "the summary shows no arm"
+
+
+def test_every_question_of_the_store_interface_gets_the_same_answer(embedded: Path, lake: Path, spark: Any) -> None:
+    """Each RatesSource question, asked of the DuckDB store and of the Spark lake (the adapter the CLI uses)."""
+    from promptops.spark.options import lake_source
+    from promptops.store import RatesQuery, Store
+    from promptops.store.source import RatesSource, Window
+
+    until = NOW.replace(tzinfo=None)
+    windows = (
+        Window("review-result"),
+        Window("review-result", "review-1.1", since=until - timedelta(hours=20), until=until),
+        Window(OTHER, until=until - timedelta(hours=12)),
+        Window("no-such-contract"),
+    )
+
+    def answers(source: RatesSource) -> list[Any]:
+        found: list[Any] = [source.holds("contract", OTHER), source.holds("rollout_id", "no-such-rollout")]
+        for window in windows:
+            found += [source.counts(window), source.traffic(window), source.examples(window, 12)]
+            found += [[(str(start), arm, n) for start, arm, n in source.series(window, b)] for b in ("hour", "day")]
+            query = RatesQuery(window.contract, ("arm", "day"), window.since, window.until, window.rollout_id, 3)
+            found.append(source.rates(query).to_dict())
+        return found
+
+    with Store.open(embedded, read_only=True) as store:
+        expected = answers(store.source)
+    with lake_source(lake, "lake", None) as on_spark:
+        assert answers(on_spark) == expected
+    assert expected[0] is True and expected[1] is False
+    assert all(expected[2 + 6 * i] for i in range(3)), "a window without responses"
 
 
 def test_parse_records_takes_a_dataframe_of_log_records(spark: Any, built: Path) -> None:

@@ -121,7 +121,7 @@ def test_rates_text_and_json(project: Path, write_log: Callable[..., Path], caps
     [
         (("--by", "week"), "cannot group by 'week'"),
         (("--since", "last tuesday"), "'last tuesday' is not an ISO 8601 date or time"),
-        (("--store", "nowhere.duckdb"), "nowhere.duckdb: no diagnostics store here (run promptops ingest first)"),
+        (("--store", "nowhere.duckdb"), "nowhere.duckdb: no diagnostics store here (check the path)"),
     ],
 )
 def test_rates_failures_are_one_line_and_exit_3(
