@@ -233,8 +233,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 line INTEGER,
                 batch_id BIGINT NOT NULL
             )""",
-            # Every feedback event ever ingested (docs/feedback.md), the unknown ones too: whether an event's
-            # finding is known is a join at read time, so an event that arrived before its response counts
+            # Every feedback event ever ingested (docs/feedback.md), the unknown ones too: an event joins its
+            # finding when the later of the two is stored, so an event that arrived before its response counts
             # once the response is stored. (source, event_id) is unique; event_hash keys the duplicate check.
             """CREATE TABLE IF NOT EXISTS feedback (
                 event_id VARCHAR NOT NULL,
@@ -252,6 +252,17 @@ MIGRATIONS: tuple[Migration, ...] = (
                 batch_id BIGINT NOT NULL,
                 file VARCHAR,
                 file_line INTEGER
+            )""",
+            # Kept by both ingests in their batch's transaction (promptops.store.feedback_totals), so the gate
+            # reads aggregates: each finding's latest (score = epoch_us(time) * 4 + rank, rank as feedback_query
+            # ranks), and per (slice, severity, unit) the findings and their effective outcomes.
+            "CREATE TABLE IF NOT EXISTS finding_outcomes (key_hash UBIGINT NOT NULL, score BIGINT NOT NULL, "
+            "rank TINYINT NOT NULL)",
+            """CREATE TABLE IF NOT EXISTS feedback_units (
+                contract VARCHAR, rollout_id VARCHAR, arm VARCHAR, prompt_version VARCHAR, severity VARCHAR,
+                unit VARCHAR,
+                findings BIGINT NOT NULL, fixed BIGINT NOT NULL, accepted BIGINT NOT NULL,
+                dismissed BIGINT NOT NULL, ignored BIGINT NOT NULL
             )""",
             "ALTER TABLE batches ADD COLUMN findings INTEGER NOT NULL DEFAULT 0",
             "ALTER TABLE batches ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0",

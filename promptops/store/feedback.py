@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from promptops.store import ddl
 from promptops.store.feedback_events import FeedbackEvent, decode_event, utc
+from promptops.store.feedback_totals import apply_events
 from promptops.store.ingest import BAD_SAMPLE, BadRecord
 from promptops.store.logs import LINE_TOO_LONG, LogError, SegmentReader, find_segments
 from promptops.store.store import Store
@@ -198,6 +199,7 @@ def write_events(store: Store, events: pa.Table) -> tuple[int, int]:
                 )
                 unknown = int(ddl.scalar(con, _UNKNOWN, {"batch": batch_id})) if inserted else 0
                 if inserted:
+                    apply_events(con, batch_id)
                     con.execute(
                         "INSERT INTO batches (batch_id, committed_at, writer, responses, diagnostics, duplicates, "
                         "feedback) VALUES (?, now()::TIMESTAMP, 'feedback', 0, 0, ?, ?)",

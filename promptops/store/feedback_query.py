@@ -20,20 +20,34 @@ from typing import Any
 import duckdb
 
 from promptops.store.feedback_events import utc
+from promptops.store.feedback_totals import RANK
 
-# Ranks for the tie-break at equal times (higher wins).
-_RANK = "CASE outcome WHEN 'fixed' THEN 3 WHEN 'accepted' THEN 2 WHEN 'dismissed' THEN 1 ELSE 0 END"
-
+# Sums over units (per_unit: one row per slice, severity and unit with its counts).
+_TOTALS = """SELECT contract, rollout_id, arm, prompt_version, severity,
+       sum(findings)::BIGINT AS findings,
+       sum(fixed)::BIGINT AS fixed, sum(accepted)::BIGINT AS accepted,
+       sum(dismissed)::BIGINT AS dismissed, sum(ignored)::BIGINT AS ignored,
+       count(*) AS units,
+       sum((fixed + accepted + dismissed + ignored) * (fixed + accepted + dismissed + ignored))::BIGINT
+           AS sum_decided_sq,
+       sum((fixed + accepted) * (fixed + accepted))::BIGINT AS sum_acted_sq,
+       sum((fixed + accepted) * (fixed + accepted + dismissed + ignored))::BIGINT AS sum_acted_decided,
+       sum(dismissed * dismissed)::BIGINT AS sum_dismissed_sq,
+       sum(dismissed * (fixed + accepted + dismissed + ignored))::BIGINT AS sum_dismissed_decided
+FROM per_unit
+GROUP BY ALL
+ORDER BY ALL
+"""
 # Joins go by the 64-bit hashes (responses.id_hash, findings.key_hash), never by the id strings: at 10^7
 # findings a collision is about a one-in-a-million chance of one finding counted in the wrong place.
-_QUERY = f"""
+_PER_UNIT = f"""
 WITH scope AS (
     SELECT id_hash, contract, rollout_id, arm, prompt_version, unit
     FROM responses
     WHERE ts <= $now AND ($rollout IS NULL OR rollout_id = $rollout) AND ($contract IS NULL OR contract = $contract)
 ),
 effective AS (
-    SELECT key_hash, arg_max({_RANK}, epoch_us(time) * 4 + {_RANK}) AS rank
+    SELECT key_hash, arg_max({RANK}, epoch_us(time) * 4 + {RANK}) AS rank
     FROM feedback
     WHERE time <= $now
     GROUP BY key_hash
@@ -50,21 +64,18 @@ per_unit AS (
     LEFT JOIN effective e ON e.key_hash = f.key_hash
     GROUP BY ALL
 )
-SELECT contract, rollout_id, arm, prompt_version, severity,
-       sum(findings)::BIGINT AS findings,
-       sum(fixed)::BIGINT AS fixed, sum(accepted)::BIGINT AS accepted,
-       sum(dismissed)::BIGINT AS dismissed, sum(ignored)::BIGINT AS ignored,
-       count(*) AS units,
-       sum((fixed + accepted + dismissed + ignored) * (fixed + accepted + dismissed + ignored))::BIGINT
-           AS sum_decided_sq,
-       sum((fixed + accepted) * (fixed + accepted))::BIGINT AS sum_acted_sq,
-       sum((fixed + accepted) * (fixed + accepted + dismissed + ignored))::BIGINT AS sum_acted_decided,
-       sum(dismissed * dismissed)::BIGINT AS sum_dismissed_sq,
-       sum(dismissed * (fixed + accepted + dismissed + ignored))::BIGINT AS sum_dismissed_decided
-FROM per_unit
-GROUP BY ALL
-ORDER BY ALL
 """
+_QUERY = _PER_UNIT + _TOTALS
+
+# When no response and no event stored is later than ``now``, the per-unit counts ingest keeps
+# (promptops.store.feedback_totals) are the same rows, without reading a finding or an event.
+_KEPT = f"""
+WITH per_unit AS (
+    SELECT * FROM feedback_units
+    WHERE findings > 0 AND ($rollout IS NULL OR rollout_id = $rollout) AND ($contract IS NULL OR contract = $contract)
+)
+{_TOTALS}"""
+_LATEST = "SELECT (SELECT max(ts) FROM responses) AS responses, (SELECT max(time) FROM feedback) AS feedback"
 
 _UNKNOWN = """
 SELECT count(DISTINCT key_hash), count(*) FROM feedback e
@@ -135,7 +146,11 @@ def feedback_counts(
     """Per (contract, rollout, arm, prompt version, severity), the findings of responses stored with ``ts`` at
     or before ``now`` and their effective outcomes as of ``now`` (a naive ``now`` is UTC)."""
     params = {"now": utc(now), "rollout": rollout_id, "contract": contract}
-    rows = con.execute(_QUERY, params).fetchall()
+    latest = con.execute(_LATEST).fetchall()[0]
+    current = all(moment is None or moment <= params["now"] for moment in latest)
+    if current:
+        del params["now"]
+    rows = con.execute(_KEPT if current else _QUERY, params).fetchall()
     return [FeedbackCounts(*row) for row in rows]
 
 

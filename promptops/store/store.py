@@ -25,6 +25,7 @@ import duckdb
 from promptops.store import ddl
 from promptops.store.defaults import DEFAULT_LOCK_TIMEOUT
 from promptops.store.errors import StoreError, StoreLockedError, describe, store_error
+from promptops.store.feedback_totals import add_findings
 from promptops.store.source import SqlSource
 
 if TYPE_CHECKING:
@@ -324,6 +325,8 @@ class Store:
         try:
             for _, _, statement in inserts:
                 con.execute(statement, {"batch": batch_id})
+            if findings.num_rows:
+                add_findings(con, batch_id)
             if diagnostics.num_rows:
                 insert_diagnostics(con, diagnostics, slices, batch_id)
             con.execute(

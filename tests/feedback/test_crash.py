@@ -30,18 +30,20 @@ def _promptops(project: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def _stored(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    """(events less how they were batched, batches whose row count disagrees with the table)."""
+def _stored(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """(events less how they were batched, batches whose row count disagrees with the table, each finding's kept
+    latest outcome)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         events = con.execute("SELECT * EXCLUDE (batch_id) FROM feedback ORDER BY source, event_id").fetchall()
+        outcomes = con.execute("SELECT * FROM finding_outcomes ORDER BY ALL").fetchall()
         torn = con.execute(
             """SELECT b.batch_id FROM batches b LEFT JOIN (SELECT batch_id, count(*) n FROM feedback GROUP BY ALL) f
                USING (batch_id) WHERE coalesce(f.n, 0) != b.feedback"""
         ).fetchall()
     finally:
         con.close()
-    return events, torn
+    return events, torn, outcomes
 
 
 @pytest.mark.slow  # a killed ingest and two full ones
@@ -57,7 +59,7 @@ def test_sigkill_mid_feedback_ingest_then_rerun_equals_a_clean_run(project: Path
     writer.send_signal(signal.SIGKILL)
     writer.wait()
     assert writer.returncode == -signal.SIGKILL, "ingest finished before it could be killed; write more events"
-    events, torn = _stored(project / STORE)
+    events, torn, _ = _stored(project / STORE)
     assert torn == []
     assert 0 < len(events) < EVENTS and len(events) % BATCH == 0
 
