@@ -121,6 +121,11 @@ def _gauges(report: ContractReport) -> list[_Family]:
     responses = _Family(
         "promptops_gate_metric_responses", "gauge", "Responses of the arm in the step's window the metric is judged on."
     )
+    pending = _Family(
+        "promptops_gate_metric_findings_pending",
+        "gauge",
+        "Findings of the arm with no feedback yet: a usefulness metric judges decided findings only.",
+    )
     status = _Family(
         "promptops_gate_metric_status", "gauge", "The metric's status in the latest gate (1 for the current, else 0)."
     )
@@ -148,23 +153,29 @@ def _gauges(report: ContractReport) -> list[_Family]:
                 rate.add(arm_labels, estimate["rate"] if has_data else math.nan)
                 lower.add(arm_labels, estimate["lower"] if has_data else math.nan)
                 upper.add(arm_labels, estimate["upper"] if has_data else math.nan)
-    return [verdict, exit_code, step, weight, window, responses, rate, lower, upper, slo, needed, status]
+                if "pending" in metric:
+                    pending.add([*labels, ("arm", arm)], metric["pending"].get(arm, 0))
+    return [verdict, exit_code, step, weight, window, responses, rate, lower, upper, slo, needed, pending, status]
 
 
 def _plan_metrics(rollout: RolloutView) -> list[dict[str, Any]]:
     """Every metric of the rollout's plan: the gate's result where it judged one, else the SLO alone (a gate
     that skipped or stopped at the parser stage judges no metric, and its families must not vanish)."""
     judged = {m["metric"]: m for m in rollout.gate.get("metrics", [])}
+    charted = {series.metric for series in rollout.series}  # usefulness metrics have no series: the gate's alone
     return [
-        judged.get(series.metric)
-        or {
-            "metric": series.metric,
-            "slo": series.slo,
-            "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha),
-            "status": None,
-            "arms": {},
-        }
-        for series in rollout.series
+        *(m for name, m in judged.items() if name not in charted),
+        *(
+            judged.get(series.metric)
+            or {
+                "metric": series.metric,
+                "slo": series.slo,
+                "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha),
+                "status": None,
+                "arms": {},
+            }
+            for series in rollout.series
+        ),
     ]
 
 
