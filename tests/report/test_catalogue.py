@@ -104,5 +104,5 @@ def test_a_pull_request_metric_is_no_response_column_and_every_metric_is_known_t
     plan = report_project / PLAN
     slos = "".join(f"  {m.name}: {{slo: 0.2, severity: warning}}\n" for m in useful)
     plan.write_text(plan.read_text(encoding="utf-8").replace("slos:\n", "slos:\n" + slos), encoding="utf-8")
-    code, out, err = cli(report_project, "rollout", "plan", str(plan), "--format", "json")
+    code, _, err = cli(report_project, "rollout", "plan", str(plan), "--format", "json")
     assert code == 0, err

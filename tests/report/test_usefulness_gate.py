@@ -114,7 +114,7 @@ def test_a_drop_against_the_baseline_beyond_the_margin_fails(cli: Cli, report_pr
 
 
 def test_the_report_and_the_prometheus_export_show_the_metric_per_arm(cli: Cli, report_project: Path) -> None:
-    plan = _plan(report_project, USEFUL + "  dismissed_rate: {slo: 0.9, severity: warning}\n")
+    _plan(report_project, USEFUL + "  dismissed_rate: {slo: 0.9, severity: warning}\n")
     totals = _feedback(cli, report_project, {"candidate": 10, "baseline": 2})
     store, reports = str(report_project / STORE), report_project / "reports"
     for kind in ("json", "prom"):
