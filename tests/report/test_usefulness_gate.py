@@ -40,7 +40,8 @@ def _plan(root: Path, slos: str = USEFUL) -> Path:
 def _feedback(cli: Cli, root: Path, acted_every: dict[str, int]) -> dict[str, tuple[int, int]]:
     """Feedback on every finding: per arm, one in ``acted_every[arm]`` accepted, the others dismissed; ingested
     with the CLI. Returns per arm (decided, acted on)."""
-    events, totals = [], {}
+    events: list[dict[str, Any]] = []
+    totals: dict[str, tuple[int, int]] = {}
     for number, (response, finding, arm) in enumerate(_findings(root)):
         acted = number % acted_every[arm] == 0
         outcome = "accepted" if acted else "dismissed"
