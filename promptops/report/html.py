@@ -101,7 +101,9 @@ def _rollout_context(rollout: RolloutView) -> dict[str, Any]:
                 else None,
             }
         )
-    return {"view": rollout, "gate": rollout.gate, "metrics": metrics, "arms": arms}
+    # Usefulness metrics (the gate's, per arm on decided findings; no series: feedback has no hourly looks).
+    useful = [m for m in rollout.gate.get("metrics", []) if "pending" in m]
+    return {"view": rollout, "gate": rollout.gate, "metrics": metrics, "useful": useful, "arms": arms}
 
 
 def _num(value: int | float | None) -> str:

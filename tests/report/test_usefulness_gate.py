@@ -118,7 +118,7 @@ def test_the_report_and_the_prometheus_export_show_the_metric_per_arm(cli: Cli, 
     _plan(report_project, USEFUL + "  dismissed_rate: {slo: 0.9, severity: warning}\n")
     totals = _feedback(cli, report_project, {"candidate": 10, "baseline": 2})
     store, reports = str(report_project / STORE), report_project / "reports"
-    for kind in ("json", "prom"):
+    for kind in ("json", "prom", "text"):
         code, _, err = cli(report_project, "report", "--contract", "review-result", "--store", store,
                            "--now", NOW.isoformat(), "--out", str(reports), "--format", kind)  # fmt: skip
         assert code == 0, err
@@ -138,3 +138,8 @@ def test_the_report_and_the_prometheus_export_show_the_metric_per_arm(cli: Cli, 
     }
     pending = {s.labels["arm"]: s.value for s in families["promptops_gate_metric_findings_pending"].samples}
     assert pending == {"baseline": 0, "candidate": 0}
+    page = (reports / "review-result.html").read_text(encoding="utf-8")
+    shown = page[page.index("<h3>acted on rate") :]
+    n, hits = totals["candidate"]
+    assert "findings still pending" in shown and "<span class=\"status-fail\">fail</span>" in shown[:400]
+    assert f"<td>candidate</td><td class=\"n\">{n:,}</td><td class=\"n\">{hits:,}</td><td class=\"n\">{hits / n:.2%}" in shown
