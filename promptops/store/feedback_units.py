@@ -64,3 +64,19 @@ def arm_feedback(
         prs.append((int(acted_on), int(dismissed), int(decided)))
         waiting[0] += int(pending)
     return {arm: ArmFeedback(tuple(prs), waiting[0]) for arm, (prs, waiting) in found.items()}
+
+
+_FINDINGS = """
+SELECT f.response_id, f.finding_id, r.arm FROM findings f JOIN responses r ON r.id_hash = f.id_hash
+WHERE r.contract = $contract AND r.rollout_id = $rollout AND r.arm IS NOT NULL AND r.ts >= $since AND r.ts <= $until
+ORDER BY ALL
+"""
+
+
+def rollout_findings(
+    con: Any, contract: str, rollout_id: str, since: datetime, until: datetime
+) -> list[tuple[str, str, str]]:
+    """(response_id, finding_id, arm) of the rollout's findings logged in [since, until] (naive UTC): what a
+    simulation of feedback (``promptops demo --useless``) answers."""
+    params = {"contract": contract, "rollout": rollout_id, "since": since, "until": until}
+    return [(str(r), str(f), str(a)) for r, f, a in con.execute(_FINDINGS, params).fetchall()]
