@@ -191,7 +191,7 @@ def _series(source: RatesSource, plan: Plan, until: datetime) -> tuple[str, tupl
     bucket = _bucket(max(times) - min(times)) if times else "day"
     metrics = [slo.metric for slo in plan.slos if catalogue.metric(slo.metric).unit == "response"]
     z = z_one_sided(plan.alpha)
-    points: dict[str, dict[str, list[Point]]] = {m: {arm: [] for arm in ARMS} for m in metrics}
+    points: dict[str, dict[str, list[Point]]] = {slo.metric: {arm: [] for arm in ARMS} for slo in plan.slos}
     for start, arm, counts in source.series(window, bucket):
         for metric in metrics if arm in ARMS else ():
             interval = wilson(x := counts.hits[metric], counts.n, z)
@@ -204,8 +204,7 @@ def _series(source: RatesSource, plan: Plan, until: datetime) -> tuple[str, tupl
             slo.margin,
             {arm: tuple(found) for arm, found in points[slo.metric].items() if found},
         )
-        for slo in plan.slos
-        if slo.metric in points
+        for slo in plan.slos  # a usefulness metric's series stays empty: the gate's figures show it
     )
     return bucket, series
 

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from promptops.report import charts
 from promptops.report.model import ContractReport, RolloutView
+from promptops.store import catalogue
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 _TEMPLATE = "report.html.j2"
@@ -65,6 +66,8 @@ def _rollout_context(rollout: RolloutView) -> dict[str, Any]:
     }
     metrics = []
     for series in rollout.series:
+        if catalogue.metric(series.metric).unit != "response":
+            continue  # a usefulness metric: its own table below (``useful``)
         gate = gate_metrics.get(series.metric)
         progress = []
         if gate is not None:

@@ -24,6 +24,7 @@ from promptops.outcomes import Verdict
 from promptops.report.model import ContractReport, RolloutView, TrafficRow
 from promptops.rollout.gate import ARMS
 from promptops.rollout.stats import zero_failure_need
+from promptops.store import catalogue
 
 _VERDICTS = tuple(v.value for v in Verdict if v is not Verdict.NOT_APPLICABLE)  # a rollout gate's verdicts
 _STATUSES = ("pass", "fail", "inconclusive", "warn")
@@ -153,8 +154,9 @@ def _gauges(report: ContractReport) -> list[_Family]:
                 rate.add(arm_labels, estimate["rate"] if has_data else math.nan)
                 lower.add(arm_labels, estimate["lower"] if has_data else math.nan)
                 upper.add(arm_labels, estimate["upper"] if has_data else math.nan)
-                if "pending" in metric:
-                    pending.add([*labels, ("arm", arm)], metric["pending"].get(arm, 0))
+                if not _rate(metric["metric"]):  # NaN until a gate judged it
+                    waiting = metric["pending"].get(arm, 0) if "pending" in metric else math.nan
+                    pending.add([*labels, ("arm", arm)], waiting)
     return [verdict, exit_code, step, weight, window, responses, rate, lower, upper, slo, needed, pending, status]
 
 
@@ -162,21 +164,22 @@ def _plan_metrics(rollout: RolloutView) -> list[dict[str, Any]]:
     """Every metric of the rollout's plan: the gate's result where it judged one, else the SLO alone (a gate
     that skipped or stopped at the parser stage judges no metric, and its families must not vanish)."""
     judged = {m["metric"]: m for m in rollout.gate.get("metrics", [])}
-    charted = {series.metric for series in rollout.series}  # usefulness metrics have no series: the gate's alone
     return [
-        *(m for name, m in judged.items() if name not in charted),
-        *(
-            judged.get(series.metric)
-            or {
-                "metric": series.metric,
-                "slo": series.slo,
-                "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha),
-                "status": None,
-                "arms": {},
-            }
-            for series in rollout.series
-        ),
+        judged.get(series.metric)
+        or {
+            "metric": series.metric,
+            "slo": series.slo,
+            "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha) if _rate(series.metric) else 0,
+            "status": None,
+            "arms": {},
+        }
+        for series in rollout.series
     ]
+
+
+def _rate(metric: str) -> bool:
+    """A per-response metric (else a usefulness one: findings, not responses, and no zero-failure need)."""
+    return catalogue.metric(metric).unit == "response"
 
 
 def _label(text: str) -> str:
