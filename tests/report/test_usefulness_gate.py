@@ -144,3 +144,16 @@ def test_the_report_and_the_prometheus_export_show_the_metric_per_arm(cli: Cli, 
     assert "findings still pending" in shown and "<span class=\"status-fail\">fail</span>" in shown[:400]
     row = f'<td>candidate</td><td class="n">{n:,}</td><td class="n">{hits:,}</td><td class="n">{hits / n:.2%}'
     assert row in shown
+
+
+def test_the_text_gate_shows_the_floor_the_decided_findings_and_the_pending_ones(
+    cli: Cli, report_project: Path
+) -> None:
+    plan = _plan(report_project)
+    waiting = sum(1 for *_, arm in _findings(report_project) if arm == "candidate")
+    code, out, err = cli(report_project, "rollout", "gate", str(plan), "--store", str(report_project / STORE),
+                         "--now", NOW.isoformat())  # fmt: skip
+    assert code == 0, err
+    line = next(line for line in out.splitlines() if line.strip().startswith("acted_on_rate"))
+    assert line.startswith("  acted_on_rate (SLO >= 25.00%, critical, on decided findings): inconclusive; pending ")
+    assert f"candidate {waiting:,}" in line
