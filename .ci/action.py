@@ -17,7 +17,7 @@ A command whose output cannot be read counts as a tool failure (3): the gate nev
 
 Everything it passes on comes from the checkout, and a pull request writes the checkout: the SARIF report is
 written and read without following a symlink, every value is escaped to one line before it reaches the log,
-the summary or ``$GITHUB_OUTPUT`` (``promptops.escape``), and outputs use the delimiter form with a random
+the summary or ``$GITHUB_OUTPUT`` (``promptops.core.escape``), and outputs use the delimiter form with a random
 delimiter, so no name can add an output or a workflow command of its own.
 """
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from promptops.escape import one_line, one_line_cell
+from promptops.core.escape import one_line, one_line_cell
 from promptops.store import DEFAULT_STORE
 
 TOOL_FAILURE = 3

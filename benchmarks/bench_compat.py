@@ -25,7 +25,7 @@ from jsonschema import Draft7Validator
 
 from promptops.compat import Change, classify_against, normalize
 from promptops.compat.conformance import score
-from promptops.versioning import SchemaVersion
+from promptops.core.versioning import SchemaVersion
 
 REPO = Path(__file__).resolve().parents[1]
 REVIEW_RESULT = REPO / "versions" / "review-result" / "schemas" / "1.0.json"

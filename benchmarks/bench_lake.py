@@ -103,7 +103,8 @@ def run(work: Path, scale: float, rounds: int, new: int) -> None:
     project = work / "project"
     if not project.exists():
         shutil.copytree(ROOT / "versions", project / "versions")
-    _ingest(spark, project, logs, work / "lake-empty", keep=False)  # warm-up: the executors' Python workers
+    for _ in range(3):  # warm-up: the executors' Python workers and the JVM's compiled code (runs keep
+        _ingest(spark, project, logs, work / "lake-empty", keep=False)  # getting faster for a few runs)
     ingests = {
         "into the full lake": lambda: _ingest(spark, project, logs, daily, keep=True),
         "into an empty lake": lambda: _ingest(spark, project, logs, work / "lake-empty", keep=False),

@@ -87,8 +87,8 @@ def bench_process(runs: int) -> None:
 
 def bench_render(loops: int) -> None:
     sys.path.insert(0, str(ROOT))
-    from promptops.contract import load_contract
-    from promptops.render import Renderer
+    from promptops.core.contract import load_contract
+    from promptops.render.renderer import Renderer
 
     contract = load_contract(ROOT, "review-result", check_schemas=False)
     files = [f"src/module_{i:02d}/file_{i:02d}.py" for i in range(50)]

@@ -1,14 +1,16 @@
 """Parser throughput against the floor and the validators a team would otherwise use.
 
-Usage: python benchmarks/bench_parse.py [--responses 100000] [--rounds 3] [--naive-sample 5000]
+Usage: python benchmarks/bench_parse.py [--responses 100000] [--rounds 3] [--naive-sample 5000] [--corpus independent]
 
-One process, one corpus (benchmarks/corpus.py), every contender on the same bytes:
+One process, one corpus (benchmarks/corpus.py, or with ``--corpus independent`` benchmarks/corpus_independent.py,
+generated apart from it), every contender on the same bytes:
   (a) orjson.loads alone: the floor no parser can beat
   (b) the promptops parser with full diagnostics (b2: plus materializing every accepted result as dicts)
   (c) naive: orjson + python-jsonschema Draft 7 validator, finding by finding (timed on a sample: it is slow)
   (d) orjson + jsonschema-rs, finding by finding
   (e) orjson + pydantic v2 (strict model), finding by finding
-Rounds are interleaved and the best round counts, so background noise hurts every contender alike.
+Rounds are interleaved and the best round counts, so background noise hurts every contender alike; the ratios
+are also given as the median of each round's own ratios (paired runs).
 Needs the bench extra: pip install -e '.[bench]'.
 """
 
@@ -18,6 +20,7 @@ import argparse
 import gc
 import json
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -31,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
+import corpus_independent
 
 from promptops import ChangedFiles, Parser, SchemaVersion, load_contract
 
@@ -91,14 +95,15 @@ def main() -> None:
     options.add_argument("--responses", type=int, default=100_000)
     options.add_argument("--rounds", type=int, default=3)
     options.add_argument("--naive-sample", type=int, default=5_000)
+    options.add_argument("--corpus", choices=["default", "independent"], default="default")
     args = options.parse_args()
 
     contract = load_contract(ROOT, "review-result")
     parser = Parser(contract)
     item_schema = contract.shape(SchemaVersion(1, 0)).schema["properties"]["findings"]["items"]
-    records = corpus.build(args.responses)
-    kinds = {kind: sum(r.kind == kind for r in records) for kind in ("clean", "defect", "malformed")}
-    findings = [len(json.loads(r.raw)["findings"]) for r in records if r.kind != "malformed"]
+    records = (corpus_independent if args.corpus == "independent" else corpus).build(args.responses)
+    kinds = {kind: sum(r.kind == kind for r in records) for kind in ("clean", "defect", "malformed", "wrapped")}
+    findings = [len(json.loads(r.raw)["findings"]) for r in records if r.kind in ("clean", "defect")]
 
     def promptops_parse(record: corpus.Record) -> object:
         return parser.parse(record.raw, ChangedFiles(record.changed_files))
@@ -121,10 +126,12 @@ def main() -> None:
         "e": _peer(_pydantic_validator()),
     }
     best = {name: float("inf") for name in contenders}
+    rounds: list[dict[str, float]] = []
     gc.collect()
     for _ in range(args.rounds):
-        for name, run in contenders.items():
-            best[name] = min(best[name], _time(records, run))
+        rounds.append({name: _time(records, run) for name, run in contenders.items()})
+        for name, seconds in rounds[-1].items():
+            best[name] = min(best[name], seconds)
     naive = _peer(jsonschema.Draft7Validator(item_schema).is_valid)
     sample = records[: args.naive_sample]
     naive_time = _time(sample, naive) * len(records) / len(sample)
@@ -138,7 +145,7 @@ def main() -> None:
     print(f"python {platform.python_version()} on {platform.machine()}, single process, best of {args.rounds} rounds")
     print(
         f"corpus: {len(records):,} responses, {kinds['defect'] / len(records):.1%} with defects, "
-        f"{kinds['malformed'] / len(records):.1%} malformed or wrapped, "
+        f"{(kinds['malformed'] + kinds['wrapped']) / len(records):.1%} malformed or wrapped, "
         f"{sum(findings) / len(findings):.2f} findings on average (0 to {max(findings)}), "
         f"{sum(len(r.raw) for r in records) / len(records):,.0f} bytes on average"
     )
@@ -158,6 +165,13 @@ def main() -> None:
     print(
         f"ratios: b/a = {b / rate['a']:.2f}   b/c = {b / rate['c']:.1f}   b/d = {b / rate['d']:.2f}   "
         f"b/e = {b / rate['e']:.2f}   (b2/a = {rate['b2'] / rate['a']:.2f}, b2/d = {rate['b2'] / rate['d']:.2f})"
+    )
+    paired = {peer: [r[peer] / r["b"] for r in rounds] for peer in ("a", "d", "e")}
+    print(
+        f"paired, median of {len(rounds)} rounds ({sum(findings):,} findings a round): "
+        + "   ".join(f"b/{peer} = {statistics.median(ratios):.2f}" for peer, ratios in paired.items())
+        + "   per round b/e: "
+        + ", ".join(f"{ratio:.2f}" for ratio in paired["e"])
     )
 
 

@@ -10,36 +10,35 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops._lazy import lazy_names
+from promptops.core import DISTRIBUTION as DISTRIBUTION  # install hints name it (promptops.DISTRIBUTION)
+from promptops.core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from promptops.contract import Contract, list_contracts, load_contract
-    from promptops.errors import ContractError, PolicyError, PromptopsError, VersionError
+    from promptops.core.contract import Contract, list_contracts, load_contract
+    from promptops.core.errors import ContractError, PolicyError, PromptopsError, VersionError
+    from promptops.core.policy import Limits, ParserPolicy
+    from promptops.core.versioning import PromptVersion, SchemaVersion
     from promptops.parsing import ChangedFiles, Code, Diagnostic, ParseOutcome, Parser
-    from promptops.policy import Limits, ParserPolicy
-    from promptops.versioning import PromptVersion, SchemaVersion
 
 __version__ = "0.1.0"
-# The distribution that installs this package (pyproject's [project] name): what install hints name.
-DISTRIBUTION = "promptops-toolchain"
 
 _EXPORTS: dict[str, str] = {
     "ChangedFiles": "promptops.parsing",
     "Code": "promptops.parsing",
-    "Contract": "promptops.contract",
-    "ContractError": "promptops.errors",
+    "Contract": "promptops.core.contract",
+    "ContractError": "promptops.core.errors",
     "Diagnostic": "promptops.parsing",
-    "Limits": "promptops.policy",
+    "Limits": "promptops.core.policy",
     "ParseOutcome": "promptops.parsing",
     "Parser": "promptops.parsing",
-    "ParserPolicy": "promptops.policy",
-    "PolicyError": "promptops.errors",
-    "PromptVersion": "promptops.versioning",
-    "PromptopsError": "promptops.errors",
-    "SchemaVersion": "promptops.versioning",
-    "VersionError": "promptops.errors",
-    "list_contracts": "promptops.contract",
-    "load_contract": "promptops.contract",
+    "ParserPolicy": "promptops.core.policy",
+    "PolicyError": "promptops.core.errors",
+    "PromptVersion": "promptops.core.versioning",
+    "PromptopsError": "promptops.core.errors",
+    "SchemaVersion": "promptops.core.versioning",
+    "VersionError": "promptops.core.errors",
+    "list_contracts": "promptops.core.contract",
+    "load_contract": "promptops.core.contract",
 }
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 
 def read_changed_files(text: str) -> list[str]:

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple, Protocol
 
-from promptops.contract import Contract
-from promptops.errors import PolicyError
+from promptops.core.contract import Contract
+from promptops.core.errors import PolicyError
+from promptops.core.policy import ParserPolicy
+from promptops.core.versioning import PromptVersion, prompt_accepted, schema_accepted
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
-from promptops.policy import ParserPolicy
-from promptops.render import RenderedPrompt, Renderer
-from promptops.versioning import PromptVersion, prompt_accepted, schema_accepted
+from promptops.render.renderer import RenderedPrompt, Renderer
 
 REASK_TEMPLATE = "_reask.j2"
 MODEL_ERROR = "model_error"  # the reason of a step whose model call raised

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from promptops.contract import Contract, load_contract
-from promptops.errors import PromptopsError
+from promptops.core.contract import Contract, load_contract
+from promptops.core.errors import PromptopsError
+from promptops.core.lock import ReleaseLock, load_lock
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
-from promptops.release.lock import ReleaseLock, load_lock
 from promptops.rollout.assign import BASELINE, CANDIDATE, Assignment, assign
 from promptops.rollout.plan import ROLLOUT_DIR, Arm, Plan, load_plan
 from promptops.rollout.policies import arm_policy, candidate_unreadable

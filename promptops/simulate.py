@@ -31,10 +31,10 @@ from typing import Any
 
 import rstr
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
+from promptops.core.shape import FieldRule, OutputShape
 from promptops.rollout.assign import assign
 from promptops.rollout.plan import Plan
-from promptops.shape import FieldRule, OutputShape
 
 _DIRS = ("src/api", "src/auth", "src/db", "lib/util", "services/billing", "web/components")
 _NAMES = ("users", "login", "session", "pool", "cache", "handlers", "models", "routes", "invoice", "retry")

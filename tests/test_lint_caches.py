@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from jinja2 import FileSystemBytecodeCache
 
-from promptops.contract import load_contract
-from promptops.errors import ContractError
+from promptops.core.contract import load_contract
+from promptops.core.errors import ContractError
 from promptops.lint import RULES_BY_CODE, LintConfig, LintConfigError, lint, parse_config
 from promptops.lint import contracts as contract_cache
 from promptops.lint.rules import UNSUPPRESSIBLE
@@ -75,11 +75,13 @@ def test_contract_cache_damaged_entry_failing_contract_and_changed_loader(
     assert len(_entries(tmp_path, "contract")) == 2
 
 
-def test_contract_cache_loader_modules_are_every_module_load_contract_uses() -> None:
-    probe = "import sys, promptops.contract; print(' '.join(m for m in sys.modules if m.startswith('promptops')))"
+def test_contract_cache_loader_files_hold_every_module_load_contract_uses() -> None:
+    modules = "(m for n, m in sys.modules.items() if n.startswith('promptops.'))"  # not the root package
+    probe = f"import sys, promptops.core.contract; print(*(m.__file__ for m in {modules}))"
     completed = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
-    listed = {module.__name__ for module in contract_cache.LOADER_MODULES}
-    assert set(completed.stdout.split()) - {"promptops", "promptops._lazy"} == listed
+    loaded = {Path(file).resolve() for file in completed.stdout.split()}
+    assert len(loaded) > 10  # promptops.core.contract and what it imports, not just the package
+    assert loaded - {path.resolve() for path in contract_cache.loader_files()} == set()
 
 
 def test_config_cache_is_keyed_by_the_text_and_a_damaged_entry_is_read_again(

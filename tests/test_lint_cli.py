@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import LintContext, lint
-from promptops.versioning import PromptVersion, SchemaVersion
 from tests.conftest import REPO, Cli
 
 HEAD = "templates/review-result.j2"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from promptops.lint import RULES, LintConfig, lint
+from promptops.lint import RULES, LintConfig, head_lint, lint
 from promptops.release import CutRequest, plan_cut, write_release
 
 CASES = Path(__file__).parent / "lint_cases"
@@ -46,7 +46,7 @@ def _release(project: Path, case: dict[str, Any]) -> None:
     """Cut the base template (with the release's own replacements) as release 1.0.0."""
     head = project / "templates" / "review-result.j2"
     head.write_text(_template({"replace": case.get("replace", [])}), encoding="utf-8")
-    plan = plan_cut(project, CutRequest("review-result", "2025-06-02T09:30:00Z"))
+    plan = plan_cut(project, CutRequest("review-result", "2025-06-02T09:30:00Z", lint=head_lint()))
     assert not plan.refused, plan.refusals
     write_release(project, plan)
 

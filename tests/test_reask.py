@@ -11,7 +11,7 @@ import pytest
 
 from promptops import PolicyError, PromptVersion, SchemaVersion, load_contract
 from promptops.reask import Asker, MemorySink, Message, ModelReply, ReaskPolicy
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from tests.helpers import REPO_ROOT, Script, finding, response
 
 CHANGED = ["src/api/users.py", "src/auth/login.py"]

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from promptops.contract import load_contract
-from promptops.errors import PromptopsError
+from promptops.core.contract import load_contract
+from promptops.core.errors import PromptopsError
+from promptops.core.versioning import PromptVersion
 from promptops.lint import lint
-from promptops.render import Renderer, RenderError
-from promptops.versioning import PromptVersion
+from promptops.render.renderer import Renderer, RenderError
 from tests.conftest import Cli
 
 FILES = [f"src/pkg_{i}/module_{i}.py" for i in range(50)]
@@ -226,8 +226,8 @@ def test_cli_render_errors_exit_3_with_one_line(project: Path, cli: Cli) -> None
 
 
 def test_describe_words_types_and_bounds() -> None:
-    from promptops.filters import describe_rule
-    from promptops.shape import FieldRule
+    from promptops.core.shape import FieldRule
+    from promptops.render.filters import describe_rule
 
     assert describe_rule(FieldRule("id", frozenset({"string"}), min_length=1)) == "string, non-empty"
     assert describe_rule(FieldRule("n", frozenset({"integer", "null"}), minimum=1, exclusive_maximum=10)) == (
@@ -370,7 +370,7 @@ def test_runaway_templates_stop_with_one_line(project: Path, cli: Cli, body: str
 
 
 def test_the_time_budget(project: Path) -> None:
-    from promptops.sandbox import Limits
+    from promptops.render.sandbox import Limits
 
     renderer = Renderer(project)
     _head(project, "{% for i in range(1000) %}{% for j in range(1000) %}{{ j }}{% endfor %}{% endfor %}\n")
@@ -382,7 +382,7 @@ def test_the_time_budget(project: Path) -> None:
 
 
 def test_the_output_budget(project: Path) -> None:
-    from promptops.sandbox import Limits, limits_of
+    from promptops.render.sandbox import Limits, limits_of
 
     renderer = Renderer(project)
     _head(project, "{% for i in range(1000) %}{{ diff }}{% endfor %}\n")

@@ -1,4 +1,4 @@
-"""One loader for the hand-kept files (promptops.specs): each kind of file, one mistake, one line naming the file,
+"""One loader for the hand-kept files (promptops.core.specs): each kind of file, one mistake, one line naming the file,
 the line and the key. Each row edits a valid file once (old text -> new text) and reads it with the real reader."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from promptops.cli.review_gate import load_topology
-from promptops.contract import load_contract
-from promptops.errors import PromptopsError
+from promptops.core.contract import load_contract
+from promptops.core.errors import PromptopsError
+from promptops.core.lock import ReleaseLock, dump_lock, parse_lock
 from promptops.lint import RULES_BY_CODE, parse_config
 from promptops.lint.rules import UNSUPPRESSIBLE
-from promptops.release.lock import ReleaseLock, dump_lock, parse_lock
 from promptops.rollout.plan import load_plan
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT

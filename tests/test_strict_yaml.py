@@ -1,10 +1,10 @@
-"""promptops.strict_yaml.parse: the one YAML reader of hand-kept files (contracts, locks, rollout plans)."""
+"""promptops.core.strict_yaml.parse: the one YAML reader of hand-kept files (contracts, locks, rollout plans)."""
 
 from __future__ import annotations
 
 import pytest
 
-from promptops import strict_yaml
+from promptops.core import strict_yaml
 
 # (text, line, message start): every problem carries the line it is on, so each caller's error is one line
 # naming the file and the line.

@@ -198,7 +198,7 @@ def test_cached_compiled_templates_are_budgeted(project: Path, tmp_path: Path) -
     from jinja2.sandbox import SandboxedEnvironment
 
     from promptops import defaults
-    from promptops.render import new_environment
+    from promptops.render.renderer import new_environment
 
     # ~ is checked by what the template compiles to (the calls Jinja emits), so unbudgeted code would run it
     doubling = '{% set ns = namespace(s="x") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}'

@@ -1,11 +1,11 @@
-"""The results vocabulary is defined once: one Verdict, one ExitCode (promptops/outcomes.py), no ``to_json``, and
+"""The results vocabulary is defined once: one Verdict, one ExitCode (promptops/core/outcomes.py), no ``to_json``, and
 nothing reads a diagnostic's disposition back from its message text."""
 
 from __future__ import annotations
 
 import ast
 
-from promptops.outcomes import ExitCode, Verdict, exit_code
+from promptops.core.outcomes import ExitCode, Verdict, exit_code
 from tests.helpers import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "promptops"

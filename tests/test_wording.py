@@ -1,4 +1,4 @@
-"""promptops.wording.count: the one way a number and its noun are written in messages (CLI and library)."""
+"""promptops.core.wording.count: the one way a number and its noun are written in messages (CLI and library)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from promptops.wording import count
+from promptops.core.wording import count
 from tests.helpers import REPO_ROOT
 
 # (number, noun, plural, expected): the nouns are those the callers use (review gate, release, ingest, export,
@@ -50,12 +50,12 @@ def test_count(number: int, noun: str, plural: str | None, expected: str) -> Non
 
 
 def test_no_other_module_defines_a_plural_helper() -> None:
-    """The rule lives in promptops/wording.py: a second ``plural``/``_plural`` elsewhere would drift from it."""
+    """The rule lives in promptops/core/wording.py: a second ``plural``/``_plural`` elsewhere would drift from it."""
     names = {"plural", "_plural", "pluralize", "_pluralize"}
     found = [
         f"{path.relative_to(REPO_ROOT)}:{node.lineno} {node.name}"
         for path in sorted((REPO_ROOT / "promptops").rglob("*.py"))
-        if path != REPO_ROOT / "promptops" / "wording.py"
+        if path != REPO_ROOT / "promptops" / "core" / "wording.py"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.FunctionDef) and node.name in names
     ]

@@ -2,7 +2,7 @@
 
 Commands load lazily (each lives in its own module and is imported only when run), so a quick command such
 as ``lint`` in a pre-commit hook never pays for DuckDB or the validator machinery. ``main`` maps every
-failure to one line on stderr and a documented exit code (see ``promptops.outcomes.ExitCode``).
+failure to one line on stderr and a documented exit code (see ``promptops.core.outcomes.ExitCode``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import click
 from promptops import DISTRIBUTION
 from promptops.cli import completion
 from promptops.cli.project import Project, find_root
-from promptops.errors import PromptopsError
-from promptops.escape import one_line
-from promptops.outcomes import ExitCode
+from promptops.core.errors import PromptopsError
+from promptops.core.escape import one_line
+from promptops.core.outcomes import ExitCode
 
 # command name -> "module:attribute"; add new commands here.
 COMMANDS: dict[str, str] = {

@@ -11,9 +11,9 @@ from promptops.cli.project import Project, format_option, pass_project
 from promptops.compat import classify
 from promptops.compat.load import load_schema
 from promptops.compat.report import render_text
-from promptops.errors import PromptopsError
-from promptops.outcomes import ExitCode
-from promptops.release.lock import load_lock
+from promptops.core.errors import PromptopsError
+from promptops.core.lock import load_lock
+from promptops.core.outcomes import ExitCode
 from promptops.release.matrix import compat_matrix, render_matrix_text
 
 

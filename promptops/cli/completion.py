@@ -26,7 +26,7 @@ def _root(ctx: click.Context) -> Path:
 
 
 def complete_contracts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    from promptops.contract import list_contracts
+    from promptops.core.contract import list_contracts
 
     return [CompletionItem(n) for n in list_contracts(_root(ctx)) if n.startswith(incomplete)]
 

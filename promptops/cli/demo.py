@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.outcomes import ExitCode
+from promptops.core.outcomes import ExitCode
 from promptops.parsing import ChangedFiles, Parser
 from promptops.parsing.diagnostics import INFO
 

@@ -13,9 +13,9 @@ import click
 
 from promptops.cli.project import Project, echo_lines, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.outcomes import ExitCode
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
 from promptops.store.errors import store_error
-from promptops.wording import count
 
 
 @click.command("export")

@@ -16,10 +16,10 @@ import click
 
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.errors import PromptopsError
-from promptops.escape import one_line
-from promptops.outcomes import ExitCode
-from promptops.wording import count
+from promptops.core.errors import PromptopsError
+from promptops.core.escape import one_line
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
 
 if TYPE_CHECKING:
     from promptops.store import BadRecord

@@ -20,9 +20,9 @@ from pathlib import Path
 import click
 
 from promptops.cli.project import echo_lines
+from promptops.core.files import read_text, write_output
+from promptops.core.outcomes import ExitCode
 from promptops.feedback.github import Api, CollectError, Settings, collect, fetch, read_documents
-from promptops.files import read_text, write_output
-from promptops.outcomes import ExitCode
 
 _PULL = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#([1-9][0-9]*)$")
 

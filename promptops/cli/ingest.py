@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,15 +20,12 @@ import click
 
 from promptops.cli.project import Project, format_option, pass_project, schema_verdicts
 from promptops.cli.store_options import lock_timeout_option, store_location, store_option
-from promptops.contract import list_contracts
-from promptops.escape import one_line
-from promptops.outcomes import ExitCode
-from promptops.rollout.gate import ARMS
-from promptops.rollout.plan import plan_path
-from promptops.rollout.policies import RolloutPolicies
+from promptops.core.escape import one_line
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
+from promptops.rollout.policies import RolloutPolicies, unknown_names
 from promptops.spark.options import engine_options
 from promptops.store.defaults import DEFAULT_INGEST_BATCH
-from promptops.wording import count
 
 if TYPE_CHECKING:
     from promptops.store import BadRecord, IngestReport
@@ -135,7 +131,7 @@ def ingest_command(
 
 def _finish(project: Project, display: str, report: IngestReport, reporter: _BadRecords, output_format: str) -> int:
     reporter.close()
-    warnings = unknown_names(project.root, report)
+    warnings = unknown_names(project.root, report)  # checked after the store is written: a warning, never a stop
     for warning in warnings:
         click.echo(f"promptops: warning: {one_line(warning)}", err=True)
     for failed in report.failed:
@@ -182,50 +178,6 @@ class _BadRecords:
             click.echo(
                 f"promptops: ... and {count(more, 'more bad record')} (the first {MAX_REPORTED} are shown)", err=True
             )
-
-
-def unknown_names(root: Path, report: IngestReport) -> list[str]:
-    """One warning per unknown contract, per rollout id with no plan and per arm a rollout does not have, with
-    its record count: a typo would otherwise hide among bad records (an unknown contract) or pass as
-    incompatible versions (records of an unknown rollout or arm are read under the contract's default
-    policy)."""
-    rollouts: Counter[tuple[str, str]] = Counter()
-    arms: Counter[tuple[str, str, str]] = Counter()
-    contracts: Counter[str] = Counter()
-    known = set(list_contracts(root))
-    for (contract, rollout_id, arm), records in report.slots.items():
-        if contract not in known:
-            contracts[contract] += records
-            continue
-        if rollout_id is None:
-            continue
-        if not plan_path(root, contract, rollout_id).is_file():
-            rollouts[(contract, rollout_id)] += records
-        elif arm not in ARMS:
-            arms[(contract, rollout_id, "" if arm is None else arm)] += records
-    warnings = [
-        f"{count(records, 'record')} name contract {contract!r}, which has no versions/{contract}/: not stored "
-        "(bad records)"
-        for contract, records in sorted(contracts.items())
-    ]
-    warnings += [
-        f"{count(records, 'record')} of contract {contract} name rollout {rollout_id!r}, which has no plan "
-        f"(rollout/{contract}/{rollout_id}.yaml): read under the contract's default policy"
-        for (contract, rollout_id), records in sorted(rollouts.items())
-    ]
-    warnings += [
-        f"{count(records, 'record')} of rollout {rollout_id!r} ({contract}) name "
-        f"{'no arm' if not arm else f'arm {arm!r}'}, not {' or '.join(ARMS)}: read under the contract's default policy"
-        for (contract, rollout_id, arm), records in sorted(arms.items())
-    ]
-    if report.other_slots:
-        from promptops.store.ingest import SLOT_LIMIT
-
-        warnings.append(
-            f"{count(report.other_slots, 'record')} of more than {SLOT_LIMIT:,} distinct (contract, rollout, arm) "
-            "combinations were not checked for unknown rollout ids and arms"
-        )
-    return warnings
 
 
 def _summary(display: str, report: IngestReport) -> str:

@@ -1,5 +1,5 @@
 """Option types for the files a command reads from the user: bounded, regular files (or ``-``, standard
-input) only, decoded as UTF-8 with a one-line error naming the file, line and column (``promptops.files``)."""
+input) only, decoded as UTF-8 with a one-line error naming the file, line and column (``promptops.core.files``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from promptops.files import MAX_INPUT_BYTES, InputError, read_text
+from promptops.core.files import MAX_INPUT_BYTES, InputError, read_text
 
 if TYPE_CHECKING:
     _TextType = click.ParamType[io.StringIO]

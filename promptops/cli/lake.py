@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
-from promptops.errors import PromptopsError
-from promptops.outcomes import ExitCode
-from promptops.wording import count
+from promptops.core.errors import PromptopsError
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
 
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
 _SIZES = (1000**2, 4 * 1024**3)  # what --target-size accepts: 1 MB to 4 GiB

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import click
 
-from promptops import __version__, strict_yaml
+from promptops import __version__
 from promptops.cli.project import Project, jinja_bytecode_cache, pass_project
-from promptops.errors import PromptopsError
-from promptops.files import write_output
+from promptops.core import strict_yaml
+from promptops.core.errors import PromptopsError
+from promptops.core.files import write_output
+from promptops.core.outcomes import ExitCode, exit_code, verdict_of
 from promptops.lint import RULES, RULES_BY_CODE, LintReport, cache, lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
-from promptops.outcomes import ExitCode, exit_code, verdict_of
 
 CONFIG_FILE = "pyproject.toml"
 
@@ -104,7 +105,7 @@ def lint_command(
     sources = _sources(project, report) if output_format == "sarif" else {}
     text = render_report(report, output_format, RULES, sources, __version__)
     if output_format == "json":  # which file each template and contract was read from (project or packaged)
-        from promptops.render import file_sources
+        from promptops.render.renderer import file_sources
 
         text = json.dumps({**json.loads(text), "sources": file_sources(project.root, report.files)}, indent=2) + "\n"
     if output is not None:

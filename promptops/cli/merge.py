@@ -13,11 +13,11 @@ from promptops import __version__
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.errors import PromptopsError
-from promptops.files import read_input
+from promptops.core.errors import PromptopsError
+from promptops.core.files import read_input
+from promptops.core.outcomes import ExitCode
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.merge import FORMATS, MergeOptions, ReviewerOutput, merge, to_markdown, to_result, to_sarif
-from promptops.outcomes import ExitCode
-from promptops.versioning import PromptVersion, SchemaVersion
 
 # The contract merge writes its result in: the agent-output aggregator returns an AgentOutput.
 RESULT_CONTRACT = "agent-output"

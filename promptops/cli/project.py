@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from promptops.contract import VERSIONS_DIR, Contract, load_contract
-from promptops.escape import one_line
-from promptops.schema_verdicts import SchemaVerdicts
+from promptops.core.contract import VERSIONS_DIR, Contract, load_contract
+from promptops.core.escape import one_line
+from promptops.core.schema_verdicts import SchemaVerdicts
 
 if TYPE_CHECKING:
     from jinja2 import BytecodeCache
@@ -29,7 +29,7 @@ def find_root(start: Path) -> Path:
 
 
 def echo_lines(*lines: str, err: bool = False) -> None:
-    """Print each of ``lines`` as one line (``promptops.escape.one_line``): text output quotes names and values
+    """Print each of ``lines`` as one line (``promptops.core.escape.one_line``): text output quotes names and values
     from files and records, and a newline or ``::`` in one must not start a line of its own in a CI log."""
     click.echo("\n".join(one_line(line) for line in lines), err=err)
 
@@ -76,7 +76,7 @@ pass_project = click.make_pass_decorator(Project)
 
 
 def schema_verdicts() -> SchemaVerdicts | None:
-    """Metaschema verdicts kept across runs (promptops.schema_verdicts) in ``$XDG_CACHE_HOME/promptops``
+    """Metaschema verdicts kept across runs (promptops.core.schema_verdicts) in ``$XDG_CACHE_HOME/promptops``
     (default ``~/.cache/promptops``, created owner-only); ``PROMPTOPS_NO_TEMPLATE_CACHE=1`` turns it off."""
     if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
         return None
@@ -98,7 +98,7 @@ def jinja_bytecode_cache() -> BytecodeCache | None:
     """
     if os.environ.get("PROMPTOPS_NO_TEMPLATE_CACHE"):
         return None
-    from promptops.sandbox import BudgetedBytecodeCache  # only template commands pay for Jinja
+    from promptops.render.sandbox import BudgetedBytecodeCache  # only template commands pay for Jinja
 
     try:
         # Keyed by the compiling code too: code compiled without today's budget is never loaded.

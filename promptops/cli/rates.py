@@ -15,9 +15,10 @@ import click
 
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.store_options import lock_timeout_option, read_source, store_location, store_option
-from promptops.contract import list_contracts
-from promptops.errors import PromptopsError
-from promptops.outcomes import ExitCode
+from promptops.core.contract import list_contracts
+from promptops.core.errors import PromptopsError
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
 from promptops.rollout.plan import plan_path
 from promptops.spark.options import engine_options
 from promptops.store.metrics import (
@@ -30,7 +31,6 @@ from promptops.store.metrics import (
     RatesReport,
 )
 from promptops.store.source import RatesSource
-from promptops.wording import count
 
 
 @click.command("rates")

@@ -7,15 +7,19 @@ from datetime import UTC, datetime
 
 import click
 
-from promptops import __version__, strict_yaml
+from promptops import __version__
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.contract import list_contracts
-from promptops.errors import PromptopsError
-from promptops.escape import one_line
-from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, parse_config
+from promptops.core import strict_yaml
+from promptops.core.artifacts import ArtifactProblem
+from promptops.core.contract import list_contracts
+from promptops.core.errors import PromptopsError
+from promptops.core.escape import one_line
+from promptops.core.lock import LOCK_FILE, ReleaseLock
+from promptops.core.outcomes import ExitCode
+from promptops.core.wording import count
+from promptops.lint import RULES_BY_CODE, Finding, LintConfig, LintReport, head_lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
 from promptops.lint.rules import UNSUPPRESSIBLE
-from promptops.outcomes import ExitCode
 from promptops.release import (
     CHECK_RULES,
     CutPlan,
@@ -28,9 +32,6 @@ from promptops.release import (
     plan_cut,
     write_release,
 )
-from promptops.release.artifacts import ArtifactProblem
-from promptops.release.lock import LOCK_FILE, ReleaseLock
-from promptops.wording import count
 
 CONFIG_FILE = "pyproject.toml"
 
@@ -68,7 +69,8 @@ def cut(project: Project, contract_name: str, note: str, dry_run: bool, date: st
     contract write of this contract is running).
     """
     stamp = date or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    request = CutRequest(contract_name, stamp, note, _lint_config(project))
+    config = _lint_config(project)
+    request = CutRequest(contract_name, stamp, note, lint=head_lint(config), render_context=config.render_context)
     written: tuple[str, ...] = ()
     if dry_run:
         plan = plan_cut(project.root, request)
@@ -93,7 +95,7 @@ def _major_steps(project: Project, plan: CutPlan) -> tuple[str, ...]:
     """What else must change when the cut starts a new major line (empty otherwise)."""
     if plan.refused or plan.release is None:
         return ()
-    from promptops.contract import load_contract
+    from promptops.core.contract import load_contract
     from promptops.release.major import major_next_steps
 
     return major_next_steps(load_contract(project.root, plan.contract), plan.release)

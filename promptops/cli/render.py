@@ -1,4 +1,4 @@
-"""``promptops render``: render a contract's prompt (thin shell over promptops.render)."""
+"""``promptops render``: render a contract's prompt (thin shell over promptops.render.renderer)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import click
 from promptops.changes import read_changed_files
 from promptops.cli.inputs import InputText
 from promptops.cli.project import Project, format_option, jinja_bytecode_cache, pass_project
-from promptops.errors import VersionError
-from promptops.outcomes import ExitCode
-from promptops.render import Renderer
-from promptops.versioning import PromptVersion
+from promptops.core.errors import VersionError
+from promptops.core.outcomes import ExitCode
+from promptops.core.versioning import PromptVersion
+from promptops.render.renderer import Renderer
 
 
 def _variable(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:

@@ -19,8 +19,8 @@ from promptops.cli.store_options import (
     store_location,
     store_option,
 )
-from promptops.errors import PromptopsError
-from promptops.outcomes import ExitCode
+from promptops.core.errors import PromptopsError
+from promptops.core.outcomes import ExitCode
 from promptops.spark.options import engine_options
 
 

@@ -13,11 +13,12 @@ from typing import IO
 import click
 import msgspec
 
-from promptops import settings
 from promptops.cli.changes import changed_files_options, gather_changed_files
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
-from promptops.contract import list_contracts
+from promptops.core import settings
+from promptops.core.contract import list_contracts
+from promptops.core.specs import SpecError
 from promptops.parsing import ChangedFiles
 from promptops.review_gate import (
     ReviewGateError,
@@ -30,7 +31,6 @@ from promptops.review_gate import (
     stderr_notice,
 )
 from promptops.review_gate.reviewers import DEFAULT_BLOCK_CONFIDENCE, ReviewerOutputs
-from promptops.specs import SpecError
 
 CONFIG_FILE = "pyproject.toml"
 

@@ -19,8 +19,8 @@ from promptops.cli.rollout_moves import resume_command, retarget_command, retire
 from promptops.cli.rollout_new import rollout_new
 from promptops.cli.rollout_simulate import simulate_command
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_source, store_option
-from promptops.escape import one_line
-from promptops.outcomes import ExitCode
+from promptops.core.escape import one_line
+from promptops.core.outcomes import ExitCode
 from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, MetricResult, Purpose
 from promptops.rollout.plan import Plan
@@ -124,8 +124,8 @@ def assign_command(project: Project, plan_file: Path, unit: str, output_format: 
 
 def _unreadable(project: Project, plan: Plan) -> str | None:
     """Why the parser cannot read the plan's candidate yet, from the project's contract and release lock."""
-    from promptops.contract import load_contract
-    from promptops.release.lock import load_lock
+    from promptops.core.contract import load_contract
+    from promptops.core.lock import load_lock
     from promptops.rollout.policies import candidate_unreadable
 
     contract = load_contract(project.root, plan.contract)

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import click
 
 from promptops.cli.project import Project, echo_lines
-from promptops.contract import list_contracts
-from promptops.outcomes import ExitCode
+from promptops.core.contract import list_contracts
+from promptops.core.outcomes import ExitCode
 from promptops.rollout.plan import ROLLOUT_DIR, Plan, PlanError, load_plan
 from promptops.rollout.session import RolloutRefused
 

@@ -11,11 +11,11 @@ import click
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, moved, read_plan, refused, transition_options, who
 from promptops.cli.store_options import parse_now
-from promptops.errors import PromptopsError, VersionError
-from promptops.outcomes import ExitCode
+from promptops.core.errors import PromptopsError, VersionError
+from promptops.core.outcomes import ExitCode
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.rollout.plan import Arm, Plan
 from promptops.rollout.session import RolloutRefused, resume, retarget, rollback
-from promptops.versioning import PromptVersion, SchemaVersion
 
 
 @click.command("rollback")
@@ -104,7 +104,7 @@ def _candidate(project: Project, plan: Plan, prompt_text: str, schema_text: str 
     except VersionError as problem:
         raise click.BadParameter(str(problem), param_hint="--schema" if schema_text else "--candidate") from None
     if schema is None:
-        from promptops.release.lock import load_lock
+        from promptops.core.lock import load_lock
 
         release = load_lock(project.root, plan.contract).get(prompt)
         if release is None:
@@ -128,8 +128,8 @@ def retire_command(project: Project, plan_file: Path, dry_run: bool, output_form
     from then on. Exit codes: 0 retired; 2 refused (not at full traffic, not a new major line, or the
     candidate is unreadable); 3 broken plan, contract or lock.
     """
-    from promptops.contract import load_contract
-    from promptops.release.lock import load_lock
+    from promptops.core.contract import load_contract
+    from promptops.core.lock import load_lock
     from promptops.rollout.retire import RetireRefused, plan_retirement, retire
 
     plan = read_plan(project, plan_file)

@@ -1,4 +1,4 @@
-"""``promptops rollout new``: write a rollout plan for a contract (thin shell over promptops.scaffold).
+"""``promptops rollout new``: write a rollout plan for a contract (thin shell over promptops.scaffold.plan).
 
 Kept apart from the other rollout commands' module and light to import: every ``promptops rollout`` command
 loads this one, and the gate must not pay for Jinja.
@@ -12,7 +12,7 @@ import click
 
 from promptops.cli.completion import complete_contracts
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
-from promptops.outcomes import ExitCode
+from promptops.core.outcomes import ExitCode
 
 
 @click.command("new")
@@ -28,9 +28,9 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
     Refuses (exit 3), saying what to cut or change first, when there is no release yet, the head's version is
     not released or is the first release, and when the plan file exists.
     """
-    from promptops.render import Renderer
+    from promptops.render.renderer import Renderer
     from promptops.rollout.plan import load_plan
-    from promptops.scaffold import ScaffoldError, plan_rollout
+    from promptops.scaffold.plan import ScaffoldError, plan_rollout
 
     if not dry_run:
         _remove_dead_temps(project, contract)
@@ -44,7 +44,7 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
     if write.skipped:
         raise ScaffoldError(f"{write.path} exists already: give another --id (nothing is ever overwritten)")
     if not dry_run:
-        from promptops.files import WriteError, create_atomic
+        from promptops.core.files import WriteError, create_atomic
         from promptops.rollout.planfile import plan_lock
 
         path = project.root / write.path
@@ -66,9 +66,9 @@ def rollout_new(project: Project, contract: str, rollout_id: str | None, dry_run
 
 def _remove_dead_temps(project: Project, contract: str) -> None:
     """What killed writers left beside the contract's plans, removed first (even when this run refuses)."""
-    from promptops.contract import check_contract_name
+    from promptops.core.contract import check_contract_name
     from promptops.rollout.planfile import plan_lock, remove_dead_temps
-    from promptops.scaffold import ROLLOUT_DIR
+    from promptops.scaffold.plan import ROLLOUT_DIR
 
     directory = project.root / ROLLOUT_DIR / check_contract_name(contract)
     if directory.is_dir():

@@ -17,10 +17,10 @@ from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan
 from promptops.cli.store_options import parse_now
-from promptops.errors import PromptopsError
-from promptops.escape import one_line
-from promptops.files import write_output
-from promptops.outcomes import ExitCode
+from promptops.core.errors import PromptopsError
+from promptops.core.escape import one_line
+from promptops.core.files import write_output
+from promptops.core.outcomes import ExitCode
 
 _PROFILES = ("baseline", "candidate", "regression")  # promptops.simulate's ArmProfile constants
 MAX_RESPONSES = 10_000_000  # the log is streamed: memory does not grow with it, time and disk do

@@ -1,5 +1,5 @@
 """``promptops init``, ``promptops contract new`` and ``promptops rollout new``: start a project, a contract
-and a rollout (thin shell over promptops.scaffold). Nothing is ever overwritten; ``--dry-run`` lists."""
+and a rollout (thin shell over promptops.scaffold.plan). Nothing is ever overwritten; ``--dry-run`` lists."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import click
 from promptops import __version__
 from promptops.cli.completion import complete_builtin_contracts
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.contract import VERSIONS_DIR
-from promptops.files import WriteError, directory_lock, remove_stray_temps
-from promptops.outcomes import ExitCode
-from promptops.scaffold import (
+from promptops.core.contract import VERSIONS_DIR
+from promptops.core.files import WriteError, directory_lock, remove_stray_temps
+from promptops.core.outcomes import ExitCode
+from promptops.scaffold.plan import (
     PRE_COMMIT_SNIPPET,
     ContractRequest,
     NeedsChoice,
@@ -30,7 +30,7 @@ from promptops.scaffold import (
     plan_contract,
     plan_init,
 )
-from promptops.scaffold_write import apply_writes, commit_contract, roll_back_dead_contracts
+from promptops.scaffold.write import apply_writes, commit_contract, roll_back_dead_contracts
 
 INIT_FILES = ("pyproject.toml", ".gitattributes", ".gitignore")  # the files init rewrites whole
 
@@ -141,8 +141,8 @@ def _lint_errors(scratch: Path, paths: Sequence[Path]) -> list[str]:
 
 
 def _render(scratch: Path, name: str) -> str:
-    from promptops.contract import load_contract
-    from promptops.render import Renderer
+    from promptops.core.contract import load_contract
+    from promptops.render.renderer import Renderer
 
     return Renderer(scratch).render(load_contract(scratch, name), changed_files=["app/example.py"]).text
 

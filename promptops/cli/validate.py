@@ -15,16 +15,16 @@ import msgspec
 
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
 from promptops.cli.project import Project, format_option, pass_project
-from promptops.errors import PromptopsError
-from promptops.escape import one_line
-from promptops.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
-from promptops.outcomes import ExitCode, exit_code, verdict_of
+from promptops.core.errors import PromptopsError
+from promptops.core.escape import one_line
+from promptops.core.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
+from promptops.core.outcomes import ExitCode, exit_code, verdict_of
+from promptops.core.specs import decode_line
+from promptops.core.versioning import PromptVersion, SchemaVersion
+from promptops.core.wording import count
 from promptops.parsing import ChangedFiles, ParseOutcome, Parser
 from promptops.parsing.diagnostics import ERROR, WARNING
-from promptops.specs import decode_line
 from promptops.store.logs import BATCH_DECODER, BatchRecord
-from promptops.versioning import PromptVersion, SchemaVersion
-from promptops.wording import count
 
 
 @click.command()

@@ -15,7 +15,7 @@ from promptops.compat.diff import diff
 from promptops.compat.difference import Change, Difference, flags
 from promptops.compat.normalize import Schema, normalize
 from promptops.compat.policy import DEFAULT_POLICY, CompatPolicy
-from promptops.versioning import SchemaVersion
+from promptops.core.versioning import SchemaVersion
 
 SchemaLike = Schema | Mapping[str, Any] | bool
 

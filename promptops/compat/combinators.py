@@ -20,7 +20,7 @@ from promptops.compat.evaluate import accepts
 from promptops.compat.node import Node, expand_types
 from promptops.compat.objects import effective
 from promptops.compat.walk import Walk
-from promptops.shape import json_equal
+from promptops.core.shape import json_equal
 
 _KINDS = {
     "any_of": (Kind.ANY_OF_ADDED, Kind.ANY_OF_REMOVED, Kind.ANY_OF_BRANCH_ADDED, Kind.ANY_OF_BRANCH_REMOVED),

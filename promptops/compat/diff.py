@@ -26,7 +26,7 @@ from promptops.compat.node import FAMILIES, Bound, Node, canonical_types, expand
 from promptops.compat.objects import compare_objects
 from promptops.compat.policy import DEFAULT_POLICY, CompatPolicy
 from promptops.compat.walk import ANY, keyword_kind, least, most, narrowing, widening
-from promptops.shape import json_equal
+from promptops.core.shape import json_equal
 
 # Unknown keywords that are a plain conjunct of their schema: when both sides carry the same value (and it
 # holds no $ref whose target might differ) they constrain both sides alike, so they cannot change a verdict.

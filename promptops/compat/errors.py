@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 
 class SchemaInputError(PromptopsError):

@@ -12,9 +12,9 @@ from functools import cache
 from typing import Any
 
 from promptops.compat.node import Node, to_fraction
-from promptops.errors import ContractError
-from promptops.patterns import SchemaPattern
-from promptops.shape import compile_pattern, json_equal, json_type_of
+from promptops.core.errors import ContractError
+from promptops.core.patterns import SchemaPattern
+from promptops.core.shape import compile_pattern, json_equal, json_type_of
 
 Verdict = bool | None
 

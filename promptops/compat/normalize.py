@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from promptops import shape
 from promptops.compat.errors import SchemaInputError
 from promptops.compat.node import JSON_TYPES, Bound, Node, canonical_types, never_node, to_fraction
 from promptops.compat.simplify import simplify
-from promptops.shape import json_equal
+from promptops.core import shape
+from promptops.core.shape import json_equal
 
 # Keywords that never change which documents are valid.
 ANNOTATIONS = shape.ANNOTATIONS | {"$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary"}

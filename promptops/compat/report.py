@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from promptops.compat.classify import Comparison
 from promptops.compat.difference import Change
-from promptops.escape import one_line
+from promptops.core.escape import one_line
 
 
 def _yes(flag: bool) -> str:

@@ -33,7 +33,7 @@ from promptops.compat.node import (
     expand_types,
     never_node,
 )
-from promptops.shape import json_equal, json_type_of
+from promptops.core.shape import json_equal, json_type_of
 
 _FINITE_TYPES: dict[str, tuple[Any, ...]] = {"null": (None,), "boolean": (False, True)}
 

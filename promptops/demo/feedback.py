@@ -12,7 +12,7 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
-from promptops.files import write_atomic
+from promptops.core.files import write_atomic
 from promptops.store import Store
 from promptops.store.feedback import ingest_feedback
 from promptops.store.feedback_units import rollout_findings

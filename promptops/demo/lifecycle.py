@@ -17,12 +17,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from promptops.contract import load_contract
+from promptops.core.contract import load_contract
+from promptops.core.files import write_atomic
+from promptops.core.outcomes import Verdict
 from promptops.demo import feedback
 from promptops.demo.workspace import CONTRACT, ROLLOUT, ReleaseStep, install, prepare
-from promptops.files import write_atomic
-from promptops.lint import lint
-from promptops.outcomes import Verdict
+from promptops.lint import head_lint, lint
 from promptops.release import CutRequest, plan_cut, write_release
 from promptops.report import write_report
 from promptops.rollout.gate import GateResult, Purpose
@@ -139,7 +139,7 @@ def _release_stages(workspace: Path, history: tuple[ReleaseStep, ...], start: da
     yield _schema_stage(workspace, latest, previous)
     patch = _next_patch(previous.version)
     install(workspace, latest, prompt_version=patch)
-    refused = plan_cut(workspace, CutRequest(CONTRACT, _stamp(when(shown)), latest.note))
+    refused = plan_cut(workspace, CutRequest(CONTRACT, _stamp(when(shown)), latest.note, lint=head_lint()))
     yield Stage(
         f"Cut {patch} (a patch bump)",
         f"promptops release cut --contract {CONTRACT}",
@@ -168,7 +168,7 @@ def _last_schema_change(history: tuple[ReleaseStep, ...]) -> int:
 
 
 def _cut(workspace: Path, step: ReleaseStep, when: datetime) -> str:
-    plan = plan_cut(workspace, CutRequest(CONTRACT, _stamp(when), step.note))
+    plan = plan_cut(workspace, CutRequest(CONTRACT, _stamp(when), step.note, lint=head_lint()))
     if plan.refused or plan.release is None:
         raise RuntimeError(f"the demo's release {step.version} was refused: {'; '.join(plan.refusals)}")
     write_release(workspace, plan)

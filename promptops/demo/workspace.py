@@ -10,9 +10,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.contract import VERSIONS_DIR
-from promptops.errors import PromptopsError
-from promptops.release.lock import load_lock
+from promptops.core.contract import VERSIONS_DIR
+from promptops.core.errors import PromptopsError
+from promptops.core.lock import load_lock
 from promptops.rollout.plan import ROLLOUT_DIR, load_plan, plan_path
 
 CONTRACT = "review-result"

@@ -7,11 +7,11 @@ source. Suppressions live in ``suppressions.py``, configuration in ``config.py``
 ``formatters.py``.
 """
 
+from promptops.core.findings import Finding, Level, Span
 from promptops.lint.config import LintConfig, LintConfigError, parse_config
-from promptops.lint.engine import LintReport, expand, lint
-from promptops.lint.model import Finding, Level, LintContext, Rule
+from promptops.lint.engine import LintReport, expand, head_lint, lint
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.rules import RULES, RULES_BY_CODE
-from promptops.lint.spans import Span
 
 __all__ = [
     "RULES",
@@ -25,6 +25,7 @@ __all__ = [
     "Rule",
     "Span",
     "expand",
+    "head_lint",
     "lint",
     "parse_config",
 ]

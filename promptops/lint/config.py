@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from promptops import settings, specs
-from promptops.errors import PromptopsError
+from promptops.core import settings, specs
+from promptops.core.errors import PromptopsError
 from promptops.lint import cache
 
 

@@ -18,40 +18,11 @@ from pathlib import Path
 
 import yaml
 
-from promptops import (
-    canonical,
-    contract,
-    defaults,
-    errors,
-    patterns,
-    policy,
-    report_filter,
-    semantics,
-    shape,
-    specs,
-    strict_yaml,
-    tiers,
-    versioning,
-)
-from promptops.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
+from promptops import core, defaults
+from promptops.core import errors, strict_yaml
+from promptops.core.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
 from promptops.lint import cache
 
-# Every promptops module whose code decides what load_contract returns (a test holds this list complete).
-LOADER_MODULES = (
-    canonical,
-    contract,
-    defaults,
-    errors,
-    patterns,
-    policy,
-    report_filter,
-    semantics,
-    shape,
-    specs,
-    strict_yaml,
-    tiers,
-    versioning,
-)
 _FORMAT = "1"
 
 
@@ -85,7 +56,13 @@ def _key(root: Path, name: str) -> list[str] | None:
         return None
 
 
+def loader_files() -> list[Path]:
+    """The code that decides what load_contract returns: the foundation's modules (the loader imports nothing
+    above them, tests/test_layers.py) and the packaged defaults' index."""
+    return [*sorted(Path(core.__file__ or "").parent.glob("*.py")), Path(defaults.__file__ or "")]
+
+
 @functools.cache
 def _loader_stamp() -> str:
-    stats = [os.stat(module.__file__ or "") for module in LOADER_MODULES]
+    stats = [os.stat(path) for path in loader_files()]
     return " ".join(f"{stat.st_size}:{stat.st_mtime_ns}" for stat in stats)

@@ -10,20 +10,20 @@ from typing import NamedTuple
 from jinja2 import BytecodeCache
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
-from promptops.errors import PromptopsError
+from promptops.core.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
+from promptops.core.errors import PromptopsError
+from promptops.core.findings import Finding, Level, Span
+from promptops.core.lock import load_lock
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
-from promptops.lint.model import Finding, Level, LintContext
+from promptops.lint.model import LintContext
 from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSuppression
 from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
-from promptops.lint.spans import Span
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
-from promptops.release.lock import load_lock
-from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR, head_stem, new_environment
-from promptops.sandbox import MAX_TEMPLATE_BYTES
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.render.renderer import TEMPLATE_SUFFIXES, TEMPLATES_DIR, head_stem, new_environment
+from promptops.render.sandbox import MAX_TEMPLATE_BYTES
 
 
 class LintReport(NamedTuple):
@@ -114,6 +114,14 @@ def lint(
     rels += sorted({f.file for f in locked} - set(rels))  # the artifacts checked against a lock count as linted
     findings += locked
     return LintReport(tuple(rels), tuple(sorted(set(findings), key=Finding.sort_key)), suppressed)
+
+
+def head_lint(config: LintConfig | None = None) -> Callable[[Path, Path], tuple[Finding, ...]]:
+    """Lint as ``release cut`` runs it on one head, ``(root, head) -> findings``. PO009 (a released artifact
+    modified) is left out: the cut checks the lock and its artifacts itself, first."""
+    config = config or LintConfig()
+    config = config._replace(ignore=(*config.ignore, "PO009"))
+    return lambda root, head: tuple(lint(root, [head], config).findings)
 
 
 def _contracts_in_scope(run: _Run, targets: Sequence[Path], files: Sequence[Path]) -> list[str]:
@@ -207,7 +215,7 @@ def _pending_heads(root: Path) -> set[tuple[int, int]]:
             return set()
     except OSError:
         return set()
-    from promptops.scaffold_write import pending_heads  # the writer of heads knows its staging layout
+    from promptops.scaffold.write import pending_heads  # the writer of heads knows its staging layout
 
     return pending_heads(root)
 

@@ -1,7 +1,7 @@
 """Lint report formats: text (default), json, github (workflow annotations), sarif (SARIF 2.1.0), gitlab
 (GitLab's code quality report).
 
-SARIF follows the conventions of ``promptops.sarif`` (what GitHub code scanning requires), with a full
+SARIF follows the conventions of ``promptops.core.sarif`` (what GitHub code scanning requires), with a full
 ``region`` per result; rule ids are the stable PO codes.
 """
 
@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from promptops import sarif
-from promptops.escape import one_line
+from promptops.core import sarif
+from promptops.core.escape import one_line
+from promptops.core.findings import Check, Finding
 from promptops.lint.engine import LintReport
-from promptops.lint.model import Finding, Rule
 
 SARIF_SCHEMA = sarif.SARIF_SCHEMA
 FORMATS = ("text", "json", "github", "sarif", "gitlab")
@@ -24,7 +24,7 @@ FORMATS = ("text", "json", "github", "sarif", "gitlab")
 def render_report(
     report: LintReport,
     fmt: str,
-    rules: Sequence[Rule],
+    rules: Sequence[Check],
     sources: dict[str, list[str]],
     tool_version: str,
     automation_id: str = "promptops-lint/",
@@ -101,7 +101,7 @@ def github_line(finding: Finding) -> str:
 
 def to_sarif(
     report: LintReport,
-    rules: Sequence[Rule],
+    rules: Sequence[Check],
     sources: dict[str, list[str]],
     tool_version: str,
     automation_id: str = "promptops-lint/",
@@ -134,7 +134,7 @@ def to_sarif(
     )
 
 
-def _sarif_rule(rule: Rule) -> dict[str, Any]:
+def _sarif_rule(rule: Check) -> dict[str, Any]:
     doc = rule.doc()
     return sarif.rule(
         rule_id=rule.code,

@@ -1,4 +1,4 @@
-"""The values lint passes around: levels, findings, the rule base class and the lint context (spans: ``spans``).
+"""The values lint passes around: the rule base class and the lint context (findings: ``promptops.core.findings``).
 
 Value types are NamedTuples rather than frozen dataclasses: lint runs as a short-lived process in pre-commit,
 and a NamedTuple class costs a fraction of a frozen dataclass to create at import time.
@@ -6,48 +6,16 @@ and a NamedTuple class costs a fraction of a frozen dataclass to create at impor
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator, Mapping
-from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from promptops.lint.spans import Span
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.core.findings import Check, Finding, Span
+from promptops.core.versioning import PromptVersion, SchemaVersion
 
 if TYPE_CHECKING:  # annotations only: subject loads Jinja and the renderer, which findings never need
+    from promptops.core.lock import ReleaseLock
     from promptops.lint.subject import Kind, Subject
-    from promptops.release.lock import ReleaseLock
-
-
-class Level(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
-
-
-class Finding(NamedTuple):
-    code: str
-    name: str
-    level: Level
-    file: str  # repo-relative, "/" separators
-    span: Span
-    message: str
-
-    def sort_key(self) -> tuple[str, Span, str, str]:
-        return (self.file, self.span, self.code, self.message)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "name": self.name,
-            "level": str(self.level),
-            "file": self.file,
-            "line": self.span.line,
-            "column": self.span.column,
-            "end_line": self.span.end_line,
-            "end_column": self.span.end_column,
-            "message": self.message,
-        }
 
 
 class LintContext(NamedTuple):
@@ -66,25 +34,14 @@ class LintContext(NamedTuple):
     locks: Mapping[str, ReleaseLock] = MappingProxyType({})
 
 
-class Rule:
+class Rule(Check):
     """One lint rule. Subclasses set ``code``, ``name``, ``level`` and ``kinds``, and implement ``check``.
 
     The class docstring is the rule's documentation: its first line is the summary shown in SARIF and
     ``promptops lint --explain``, and the rest shows a failing and a passing example.
     """
 
-    code: ClassVar[str]
-    name: ClassVar[str]
-    level: ClassVar[Level] = Level.ERROR
     kinds: ClassVar[frozenset[Kind]]  # which subjects the rule checks (see Subject.kind)
-
-    @classmethod
-    def summary(cls) -> str:
-        return cls.doc().split("\n", 1)[0]
-
-    @classmethod
-    def doc(cls) -> str:
-        return inspect.cleandoc(cls.__doc__ or cls.name)
 
     def check(self, subject: Subject, context: LintContext) -> Iterator[Finding]:
         raise NotImplementedError

@@ -35,13 +35,17 @@ from jinja2 import (
 from jinja2.sandbox import SandboxedEnvironment
 
 from promptops import defaults
-from promptops.contract import VERSIONS_DIR, Contract
-from promptops.errors import VersionError
+from promptops.core.contract import VERSIONS_DIR, Contract
+from promptops.core.errors import VersionError
+from promptops.core.findings import Span
+from promptops.core.shape import OutputShape
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import trees
-from promptops.lint.spans import Span
-from promptops.render import (
+from promptops.render.renderer import (
     PARTIALS_DIR,
     PROMPTS_DIR,
+    SAMPLE_CHANGED_FILES,
+    SAMPLE_DIFF,
     TEMPLATE_SUFFIXES,
     TEMPLATES_DIR,
     describe_error,
@@ -51,12 +55,7 @@ from promptops.render import (
     render_context,
     snapshot_search_path,
 )
-from promptops.sandbox import RECURSION, RenderLimitError, limits_of
-from promptops.shape import OutputShape
-from promptops.versioning import PromptVersion, SchemaVersion
-
-SAMPLE_CHANGED_FILES = ("lint-sample/alpha.py", "lint-sample/beta/gamma.ts")
-SAMPLE_DIFF = "@@ -1,2 +1,2 @@\n-old = 1\n+new = 2\n"
+from promptops.render.sandbox import RECURSION, RenderLimitError, limits_of
 
 
 class Kind(StrEnum):

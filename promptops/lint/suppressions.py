@@ -16,8 +16,7 @@ from typing import NamedTuple
 
 from jinja2 import Environment, TemplateSyntaxError
 
-from promptops.lint.model import Finding
-from promptops.lint.spans import Span
+from promptops.core.findings import Finding, Span
 
 _ANY = re.compile(r"\{#[-+]?\s*promptops\s*:")  # cheap pre-check: most files have no suppression at all
 _DIRECTIVE = re.compile(r"\s*promptops\s*:\s*(.*)", re.DOTALL)

@@ -4,7 +4,7 @@
    contributes no findings and is reported as such.
 2. Report filters (e.g. code-review-findings') hold back findings below their threshold; each is listed with its reason.
 3. Every kept finding is put on the common scales of its contract's ``merge:`` section
-   (``promptops.semantics``): a severity weight and a confidence in [0, 1].
+   (``promptops.core.semantics``): a severity weight and a confidence in [0, 1].
 4. Duplicates are linked and merged (connected components, so the result does not depend on input order):
    - *same id*: both contracts declare ``global_ids`` (reviewer-finding: the id hashes file+line+description) and the
      ids are equal, and so are the files; equal ids on different files are a collision, not one issue;
@@ -24,8 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from promptops.contract import Contract
-from promptops.errors import ContractError
+from promptops.core.contract import Contract
+from promptops.core.errors import ContractError
+from promptops.core.semantics import MergeSemantics, section_hint, unmapped_severities
 from promptops.merge import similarity
 from promptops.merge.model import (
     MergedFinding,
@@ -37,7 +38,6 @@ from promptops.merge.model import (
     SuppressedFinding,
 )
 from promptops.parsing import ChangedFiles, Parser, normalize_repo_path
-from promptops.semantics import MergeSemantics, section_hint, unmapped_severities
 
 _TITLE_LIMIT = 80
 _FIRST_CLAUSE = re.compile(r"(?<=[.!?])\s|:\s")

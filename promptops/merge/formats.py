@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from promptops import sarif
-from promptops.contract import Contract
-from promptops.errors import ContractError
-from promptops.escape import one_line
+from promptops.core import sarif
+from promptops.core.contract import Contract
+from promptops.core.errors import ContractError
+from promptops.core.escape import one_line
+from promptops.core.semantics import SEVERITY_WEIGHTS, MergeSemantics, section_hint
+from promptops.core.wording import count
 from promptops.merge.model import MergedFinding, MergedReport
-from promptops.semantics import SEVERITY_WEIGHTS, MergeSemantics, section_hint
-from promptops.wording import count
 
 FORMATS = ("md", "json", "sarif")
 FINDING_EXTRAS = ("confidence", "score", "rank", "reported_by")
@@ -223,7 +223,7 @@ def _place(merged: MergedFinding) -> str:
 
 def _inline(text: str) -> str:
     """Model text on one Markdown line: whitespace folded, so it cannot open headings or lists of its own, and
-    what is left unprintable escaped (``promptops.escape``)."""
+    what is left unprintable escaped (``promptops.core.escape``)."""
     return one_line(" ".join(text.split()))
 
 

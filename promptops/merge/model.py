@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
+from promptops.core.policy import ParserPolicy
+from promptops.core.semantics import SEVERITY_WEIGHTS
 from promptops.merge.similarity import DEFAULT_THRESHOLD
 from promptops.parsing import ParseOutcome
-from promptops.policy import ParserPolicy
-from promptops.semantics import SEVERITY_WEIGHTS
 
 
 @dataclass(frozen=True)

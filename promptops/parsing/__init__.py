@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops._lazy import lazy_names
+from promptops.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from promptops.parsing.diagnostics import Code, Diagnostic, ParseOutcome

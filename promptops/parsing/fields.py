@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from promptops.canonical import canonical, json_unique
-from promptops.contract import Coercions
+from promptops.core.canonical import canonical, json_unique
+from promptops.core.contract import Coercions
+from promptops.core.patterns import validator_class
+from promptops.core.shape import FieldRule, json_type_of
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import Code
-from promptops.patterns import validator_class
-from promptops.shape import FieldRule, json_type_of
 
 RANK_TYPE, RANK_CONSTRAINT, RANK_ENUM, RANK_LINE, RANK_RANGE = range(5)
 # JSON type names by Python type, for the common case (floats and subclasses go through json_type_of).

@@ -15,15 +15,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
+from promptops.core.shape import ObjectShape, OutputShape
+from promptops.core.versioning import SchemaVersion
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import INFO, WARNING, Code, Diagnostic, duplicate_ids
 from promptops.parsing.fields import LINE, PATH, PLAIN, Coercion, Problem, Role, check_value
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import TypedShape
-from promptops.shape import ObjectShape, OutputShape
-from promptops.versioning import SchemaVersion
 
 
 class Findings:
@@ -49,13 +49,16 @@ class Findings:
         document: Document,
         changed: ChangedFiles,
         diags: list[Diagnostic],
+        written: list[Any] | None = None,
     ) -> tuple[list[Any], tuple[int, int]]:
-        """The kept findings and the (seen, coerced) counts; diagnostics appended to ``diags``."""
-        typed = self._typed.get(shape.version)
+        """The kept findings and the (seen, coerced) counts; diagnostics appended to ``diags``. ``written``, when
+        given, holds each finding's result as written or None (typed.Outline.clean), found out already."""
+        if written is None:
+            typed = self._typed.get(shape.version)
+            written = typed.as_written(items, changed) if typed is not None else [None] * len(items)
         kept: list[Any] = []
         kept_ids: list[tuple[int, str | None]] = []
         coerced = 0
-        written = typed.as_written(items, changed) if typed is not None else [None] * len(items)
         repeats = document.item_duplicates
         id_field = self._id_field
         for index, item in enumerate(items):

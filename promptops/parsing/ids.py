@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
 from promptops.parsing.diagnostics import ParseOutcome
 
 MARKER_PREFIX = "<!-- promptops:finding "

@@ -104,18 +104,7 @@ def _extract(original: str, items_field: str, max_depth: int, max_findings: int,
     """Look for the one JSON object in ``original``, a text that is not JSON as a whole (``error`` says why)."""
     text = drop_thinking(original)
     wrapper_removed = text != original
-    spans: list[tuple[int, int, int]] = []  # start, end, deepest nesting
-    cut_start: int | None = None
-    cut_depth = 0
-    pos = 0
-    while (found := _JSON_OBJECT_START.search(text, pos)) is not None:  # prose such as "{x}" is no object start
-        start = found.start()
-        end, depth = span(text, start)
-        if end < 0:
-            cut_start, cut_depth = start, depth
-            break
-        spans.append((start, end, depth))
-        pos = end  # a broken object is not a candidate, and neither is anything inside it
+    spans, cut_start, cut_depth = _spans(text)
     whole = (0, len(text)) if text is original else None  # that span was decoded already: it is no candidate
     complete: list[tuple[int, int, int, Any]] = []
     for start, end, depth in spans:
@@ -146,6 +135,35 @@ def _extract(original: str, items_field: str, max_depth: int, max_findings: int,
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_explain(text, str(exc), start)}")
     return Rejection(Code.INVALID_JSON, f"response is not valid JSON: {_explain(original, error)}")
+
+
+def sole_object(original: str, max_depth: int) -> str | None:
+    """The text of the one object that ``_extract`` would look at in ``original`` (from decode_text, a text that
+    is not JSON as a whole), when there is exactly one candidate, none cut off, and it nests no deeper than
+    ``max_depth``; else None. Whether it is extracted depends on whether it reads: the caller decides."""
+    text = drop_thinking(original)
+    spans, cut_start, _ = _spans(text)
+    if cut_start is not None or len(spans) != 1:
+        return None
+    start, end, depth = spans[0]
+    if depth > max_depth or (text is original and (start, end) == (0, len(text))):
+        return None
+    return text[start:end]
+
+
+def _spans(text: str) -> tuple[list[tuple[int, int, int]], int | None, int]:
+    """The balanced objects in ``text`` (start, end, deepest nesting), then where an object the text ends inside
+    starts (or None) and how deep it nests."""
+    spans: list[tuple[int, int, int]] = []
+    pos = 0
+    while (found := _JSON_OBJECT_START.search(text, pos)) is not None:  # prose such as "{x}" is no object start
+        start = found.start()
+        end, depth = span(text, start)
+        if end < 0:
+            return spans, start, depth
+        spans.append((start, end, depth))
+        pos = end  # a broken object is not a candidate, and neither is anything inside it
+    return spans, None, 0
 
 
 def _salvage(text: str, start: int, items_field: str, extracted: bool, max_findings: int) -> Document | Rejection:

@@ -4,8 +4,11 @@ Build one Parser per (contract, policy) and reuse it. ``parse`` never raises for
 ends as an accepted or rejected outcome with diagnostics. Two paths lead there, switched in ``parse`` only:
 
 1. the fast path (fastpath.py) accepts a clean response in one typed decoding pass, or declines;
-2. the diagnostic path (jsontext.py, then validate.py and findings.py) decides everything else, from the raw
-   input (nothing is handed over from a declined fast path).
+2. a declined response whose top level is clean is outlined once (typed.Outline: the findings decoded one by
+   one), and the diagnostic path checks only the findings the fast path could not take; a text that is one object
+   wrapped in prose is cut to it first;
+3. the diagnostic path (jsontext.py, then validate.py and findings.py) decides everything else, from the raw
+   input.
 
 Both give the same outcome for every input; ``fast_path=False`` runs the diagnostic path alone.
 """
@@ -15,23 +18,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from promptops.contract import Contract
-from promptops.errors import PolicyError
-from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome
+from promptops.core.contract import Contract
+from promptops.core.errors import PolicyError
+from promptops.core.policy import ParserPolicy
+from promptops.parsing.diagnostics import ERROR, Code, Diagnostic, ParseOutcome, extraction_note
 from promptops.parsing.fastpath import FastPath
-from promptops.parsing.jsontext import Rejection, decode_text, read_document
+from promptops.parsing.jsontext import Rejection, decode_text, read_document, sole_object
 from promptops.parsing.native import checks
 from promptops.parsing.reconcile import ChangedFiles
 from promptops.parsing.typed import TypedShape
 from promptops.parsing.validate import Validator
 from promptops.parsing.versions import VersionGate
-from promptops.policy import ParserPolicy
 
 # Work limits besides the policy's size and depth: a response holding more quotes, opening brackets and tags
 # than this (counted as '"', '{', '[' and '<' characters) is too_large, and so is one holding more findings.
 # They keep every parse linear in the input with small constants (docs/parser.md states the bound).
 MAX_TOKENS = 65_536
 MAX_FINDINGS = 10_000
+# A text starting with none of these is not JSON as a whole unless it is one of the literals.
+_VALUE_STARTS = frozenset('{["-0123456789')
+_LITERALS = frozenset({"true", "false", "null"})
 
 
 class Parser:
@@ -56,12 +62,13 @@ class Parser:
             plain_keys, max_depth = checks.plain_keys, limits.max_depth
             self._plain = lambda text: plain_keys(text, max_depth)
         self._validator = Validator(contract, self.policy, gate, typed, MAX_FINDINGS)
+        judged = self._validator.judged_versions.get
         fields = contract.versions
         self._needs_request_versions = fields.schema is None or fields.prompt is None
         # A fast path reads versions from the output (both fields) or from the request (neither field).
         fast_ok = (fields.schema is None) == (fields.prompt is None)
         self._fast: dict[str, FastPath] = {
-            str(v): FastPath(t, self._validator, limits.max_depth, MAX_FINDINGS)
+            str(v): FastPath(t, judged, self._validator.versions_as_written, limits.max_depth, MAX_FINDINGS)
             for v, t in typed.items()
             if fast_ok and t is not None
         }
@@ -115,38 +122,56 @@ class Parser:
                 return _rejected(Rejection(Code.TOO_LARGE, message), request_versions)
         guess = self._guess
         outcome = guess.accept(data, changed, request_versions) if guess is not None else None
-        if outcome is None:
-            outcome = self._accept(data, changed, request_versions, guess)
         if outcome is not None:
             return outcome
+        # Traffic declares one version for long runs: the fast path that accepted last is tried first, and the
+        # declaration is looked for only when it declines.
+        fast = self._only_fast or self._fast_path_for(data, request_versions)
+        if fast is not None and fast is not guess:
+            outcome = fast.accept(data, changed, request_versions)
+            if outcome is not None:
+                if request_versions is None:
+                    self._guess = fast
+                return outcome
+        # Declined: the fast path sorts the findings of a response whose top level is clean, the diagnostic path
+        # checks the ones it could not take; a text that is no JSON may be one object wrapped in prose.
+        outline = fast.outline(data, changed, request_versions) if fast is not None else None
+        if outline is not None:
+            outcome = self._validator.validate_outline(outline, changed, False)
+            if outcome is not None:
+                return outcome
         text = decode_text(data)
         if isinstance(text, Rejection):
             return _rejected(text, request_versions)
+        # Only a text that cannot start a JSON value is looked into here: the reader would extract from it.
+        if self._fast and text[0] not in _VALUE_STARTS and text not in _LITERALS:
+            outcome = self._wrapped(text, changed, request_versions)
+            if outcome is not None:
+                return outcome
         document = read_document(text, self.contract.items, self.policy.limits.max_depth, MAX_FINDINGS, self._plain)
         if isinstance(document, Rejection):
             return _rejected(document, request_versions)
         return self._validator.validate(document, changed, request_versions)
 
-    def _accept(
-        self,
-        data: bytes,
-        changed: ChangedFiles,
-        request_versions: tuple[str, str] | None,
-        tried: FastPath | None,
+    def _wrapped(
+        self, text: str, changed: ChangedFiles, request_versions: tuple[str, str] | None
     ) -> ParseOutcome | None:
-        """The outcome of the fast path for the declared schema version (``tried`` declined already), or None
-        when it declines or there is none.
-
-        Traffic declares one version for long runs: the fast path that accepted last (``self._guess``) is tried
-        first, in ``parse``, and the declaration is looked for only when it declines.
-        """
+        """The outcome of a text that is not JSON as a whole, when it holds one object the fast path takes whole
+        or outlines (the diagnostic path's reader would extract that object), else None."""
+        found = sole_object(text, self.policy.limits.max_depth)
+        if found is None:
+            return None
+        data = found.encode()
         fast = self._only_fast or self._fast_path_for(data, request_versions)
-        if fast is None or fast is tried:
+        if fast is None:
             return None
         outcome = fast.accept(data, changed, request_versions)
-        if outcome is not None and request_versions is None:
-            self._guess = fast
-        return outcome
+        if outcome is not None:
+            outcome.diagnostics.append(extraction_note())
+            outcome.extracted = True
+            return outcome
+        outline = fast.outline(data, changed, request_versions)
+        return self._validator.validate_outline(outline, changed, True) if outline is not None else None
 
     def _fast_path_for(self, data: bytes, request_versions: tuple[str, str] | None) -> FastPath | None:
         if request_versions is not None:

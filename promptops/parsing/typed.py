@@ -18,11 +18,11 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
+from promptops.core.patterns import SchemaPattern
+from promptops.core.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 from promptops.parsing.native import checks as _checks
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.patterns import SchemaPattern
-from promptops.shape import FieldRule, ObjectShape, OutputShape, json_type_of
 
 UNSET = msgspec.UNSET
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError, ValueError)
@@ -50,7 +50,15 @@ class TypedShape:
             "Response", shape.top, set(), items=(contract.items, self.item_type), plain_strings=version_fields
         )
         self.decode_response = msgspec.json.Decoder(response).decode
-        # Patterns are matched by the parser's own engine (promptops.patterns), never by msgspec's (Python's re).
+        # The same response with its findings left undecoded (msgspec.Raw), and one finding: a declined response
+        # is read once more this way, each finding on its own (Outline).
+        outline, _ = _struct(
+            "Outline", shape.top, set(), items=(contract.items, msgspec.Raw), plain_strings=version_fields
+        )
+        self.decode_outline = msgspec.json.Decoder(outline).decode
+        self.decode_item = msgspec.json.Decoder(self.item_type).decode
+        self.items_attr = top_names[contract.items]
+        # Patterns are matched by the parser's own engine (promptops.core.patterns), never by msgspec's (Python's re).
         self.top_patterns = _pattern_checks(shape.top, top_names, {contract.items, *version_fields})
         self.item_patterns = _pattern_checks(shape.item, item_names, set())
         self.items = operator.attrgetter(top_names[contract.items])
@@ -71,6 +79,16 @@ class TypedShape:
         item_strings = _string_names(shape.item, item_names, set()) if trim else ((), ())
         self.top_checks = _checks.Checks(
             type=response,
+            strings=top_strings[0],
+            string_lists=top_strings[1],
+            line=None,
+            end_line=None,
+            path=None,
+            id=None,
+            unset=UNSET,
+        )
+        self.outline_checks = _checks.Checks(
+            type=outline,
             strings=top_strings[0],
             string_lists=top_strings[1],
             line=None,
@@ -121,12 +139,38 @@ class TypedShape:
         checks = self.item_patterns
         return not checks or all(_matches(checks, item) for item in items)
 
+    def item_patterns_hold(self, item: Any) -> bool:
+        """Whether the decoded finding ``item`` (a Struct) matches every pattern of its fields."""
+        return _matches(self.item_patterns, item)
+
     def _struct_of(self, item: Any) -> Any:
         try:
             struct = msgspec.convert(item, self.item_type)
         except DECODE_ERRORS:
             return None
         return struct if not self.item_patterns or _matches(self.item_patterns, struct) else None
+
+
+class Outline:
+    """A response whose top level is clean as written, its findings each decoded on their own: what a declined
+    fast path hands to the diagnostic path, so that neither reads the text again.
+
+    ``top`` is the decoded top level without its findings; ``clean`` holds, per finding, its result as written
+    (members in schema order) or None, and ``raw`` the finding's JSON text, for the diagnostic path to read the
+    ones that are None; ``versions`` are the declared versions, accepted as written by the version rules, and
+    ``shape`` the schema they select.
+    """
+
+    __slots__ = ("clean", "raw", "shape", "top", "versions")
+
+    def __init__(
+        self, top: Any, versions: tuple[str, str], shape: OutputShape, clean: list[Any], raw: list[Any]
+    ) -> None:
+        self.top = top
+        self.versions = versions
+        self.shape = shape
+        self.clean = clean
+        self.raw = raw
 
 
 _PatternCheck = tuple[str, SchemaPattern, bool]  # Struct attribute, pattern, whether it holds an array of strings

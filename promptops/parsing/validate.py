@@ -10,8 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from promptops.contract import Contract
-from promptops.errors import PolicyError, VersionError
+import msgspec
+
+from promptops.core.contract import Contract
+from promptops.core.errors import PolicyError, VersionError
+from promptops.core.policy import ParserPolicy
+from promptops.core.shape import FieldRule, OutputShape
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.parsing import paths
 from promptops.parsing.diagnostics import (
     ERROR,
@@ -25,11 +30,12 @@ from promptops.parsing.fields import PLAIN, Coercion, Problem, check_value, coun
 from promptops.parsing.findings import Findings, coercion_diag, drop_nulls, ignored_note
 from promptops.parsing.jsontext import Document
 from promptops.parsing.reconcile import ChangedFiles
-from promptops.parsing.typed import TypedShape
+from promptops.parsing.typed import DECODE_ERRORS, Outline, TypedShape
 from promptops.parsing.versions import VersionGate
-from promptops.policy import ParserPolicy
-from promptops.shape import FieldRule, OutputShape
-from promptops.versioning import PromptVersion, SchemaVersion
+
+_decode = msgspec.json.decode
+_to_builtins = msgspec.to_builtins
+_PLAIN = Document(None)  # a document read whole, with no repeated key: what an Outline is (never changed here)
 
 
 class _Rejected(Exception):
@@ -86,6 +92,26 @@ class Validator:
                 extracted=document.extracted,
                 truncated=truncation is not None,
             )
+
+    def validate_outline(self, outline: Outline, changed: ChangedFiles, extracted: bool) -> ParseOutcome | None:
+        """The outcome of a response whose top level is clean as written (the fast path's Outline): only the
+        findings it could not take as written are read and checked here. None when one of them is not JSON
+        that reads on its own (the whole text then goes through ``validate``)."""
+        written = outline.clean
+        items = list(written)
+        raw = outline.raw
+        try:
+            for index in [i for i, as_written in enumerate(written) if as_written is None]:
+                items[index] = _decode(raw[index])
+        except DECODE_ERRORS:
+            return None
+        diags = [extraction_note()] if extracted else []
+        kept, counts = self._findings.check(items, outline.shape, False, _PLAIN, changed, diags, written)
+        result: dict[str, Any] = _to_builtins(outline.top)
+        result[self._items] = kept
+        return ParseOutcome.checked(
+            diags, result, outline.versions, (counts[0], len(kept), counts[1]), extracted, False
+        )
 
     def declared(self, top: Any, request_versions: tuple[str, str] | None) -> tuple[str | None, str | None]:
         """The versions a response declares (or its request states), as far as they can be read: what a

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from promptops.contract import Contract
-from promptops.errors import PolicyError
-from promptops.policy import ParserPolicy
-from promptops.shape import OutputShape
-from promptops.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
+from promptops.core.contract import Contract
+from promptops.core.errors import PolicyError
+from promptops.core.policy import ParserPolicy
+from promptops.core.shape import OutputShape
+from promptops.core.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ atomically (the lock is replaced last). ``load_lock``/``check_artifacts`` read a
 ``compat_matrix`` shows which parser floors accept which releases; ``check_release`` runs the cut's class
 computations on the head without cutting (``release check``).
 
-Names load lazily: lint imports ``promptops.release.lock`` in pre-commit hooks and must not pay for (or
+Names load lazily: lint imports ``promptops.core.lock`` in pre-commit hooks and must not pay for (or
 cycle through) the cut machinery, which itself runs lint.
 
 >>> from promptops.release import smallest_passing
->>> from promptops.versioning import PromptVersion
+>>> from promptops.core.versioning import PromptVersion
 >>> str(smallest_passing(PromptVersion(1, 0, 0), "minor"))
 '1.1.0'
 """
@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops._lazy import lazy_names
+from promptops.core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from promptops.release.artifacts import ArtifactProblem, FreezeError, check_artifacts, template_sources
+    from promptops.core.artifacts import ArtifactProblem, FreezeError, check_artifacts, template_sources
+    from promptops.core.lock import LOCK_FILE, LockError, Release, ReleaseLock, load_lock
     from promptops.release.check import CHECK_RULES, ReleaseCheck, check_release
     from promptops.release.cut import CutPlan, CutRequest, PromptCheck, SchemaCheck, plan_cut, smallest_passing
-    from promptops.release.lock import LOCK_FILE, LockError, Release, ReleaseLock, load_lock
     from promptops.release.matrix import Matrix, compat_matrix
     from promptops.release.prompt_class import (
         PromptComparison,
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from promptops.release.write import contract_lock, write_release
 
 _EXPORTS: dict[str, str] = {
-    "ArtifactProblem": "promptops.release.artifacts",
-    "FreezeError": "promptops.release.artifacts",
-    "check_artifacts": "promptops.release.artifacts",
-    "template_sources": "promptops.release.artifacts",
+    "ArtifactProblem": "promptops.core.artifacts",
+    "FreezeError": "promptops.core.artifacts",
+    "check_artifacts": "promptops.core.artifacts",
+    "template_sources": "promptops.core.artifacts",
     "CHECK_RULES": "promptops.release.check",
     "ReleaseCheck": "promptops.release.check",
     "check_release": "promptops.release.check",
@@ -50,11 +50,11 @@ _EXPORTS: dict[str, str] = {
     "SchemaCheck": "promptops.release.cut",
     "plan_cut": "promptops.release.cut",
     "smallest_passing": "promptops.release.cut",
-    "LOCK_FILE": "promptops.release.lock",
-    "LockError": "promptops.release.lock",
-    "Release": "promptops.release.lock",
-    "ReleaseLock": "promptops.release.lock",
-    "load_lock": "promptops.release.lock",
+    "LOCK_FILE": "promptops.core.lock",
+    "LockError": "promptops.core.lock",
+    "Release": "promptops.core.lock",
+    "ReleaseLock": "promptops.core.lock",
+    "load_lock": "promptops.core.lock",
     "Matrix": "promptops.release.matrix",
     "compat_matrix": "promptops.release.matrix",
     "PromptComparison": "promptops.release.prompt_class",

@@ -3,7 +3,7 @@
 Lint checks a head template on its own; only the release lock knows whether its pins are honest. This runs
 the cut's own class computations (``schema_check``, ``prompt_check`` and their refusals in
 ``promptops.release.cut``) without running lint or writing anything, so a pull request that would be refused
-at release time fails in pre-commit or CI instead. Each problem is a lint ``Finding`` with a ``PR`` code,
+at release time fails in pre-commit or CI instead. Each problem is a ``Finding`` (as lint's) with a ``PR`` code,
 placed on the pin at fault, so the lint formatters (text, json, github, sarif) show it.
 
 A head that pins a version already released is fine when it is that release byte for byte (nothing to cut
@@ -13,15 +13,15 @@ yet); with any difference it reuses a released number for new content.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from promptops.contract import CONTRACT_FILE, Contract, load_contract
-from promptops.lint.model import Finding, LintContext, Rule
-from promptops.lint.rules.release import snapshot_difference
-from promptops.lint.spans import FILE_START, Span
-from promptops.release.artifacts import check_artifacts
+from promptops.core.artifacts import check_artifacts
+from promptops.core.contract import CONTRACT_FILE, Contract, load_contract
+from promptops.core.findings import FILE_START, Check, Finding, Span
+from promptops.core.lock import ReleaseLock, load_lock
+from promptops.core.versioning import PromptVersion
 from promptops.release.cut import (
     PromptCheck,
     SchemaCheck,
@@ -32,28 +32,11 @@ from promptops.release.cut import (
     schema_refusals,
     smallest_passing,
 )
-from promptops.release.lock import ReleaseLock, load_lock
-from promptops.render import Pins, Renderer, RenderError
-from promptops.versioning import PromptVersion
+from promptops.render.renderer import Pins, Renderer, RenderError
+from promptops.render.snapshots import snapshot_difference
 
 
-class _Head(NamedTuple):
-    path: Path
-
-
-class _CheckRule(Rule):
-    """A release check problem (not a lint rule: ``release check`` reports it, never ``lint``)."""
-
-    kinds = frozenset()
-
-    def check(self, subject: Any, context: LintContext) -> Iterator[Finding]:
-        return iter(())
-
-    def at(self, file: str, span: Span, message: str) -> Finding:
-        return Finding(self.code, self.name, self.level, file, span, message)
-
-
-class SchemaBumpUnderstated(_CheckRule):
+class SchemaBumpUnderstated(Check):
     """The head pins a new schema version whose number claims a smaller change than the schema makes.
 
     A new schema is compared with every released schema of its major line; adding an enum value, removing
@@ -72,7 +55,7 @@ class SchemaBumpUnderstated(_CheckRule):
     name = "schema-bump-understated"
 
 
-class PromptBumpUnderstated(_CheckRule):
+class PromptBumpUnderstated(Check):
     """The head's prompt_version claims a smaller change than its rendered contract makes.
 
     The head and the latest release are rendered with lint's sample context and compared (field statuses,
@@ -91,7 +74,7 @@ class PromptBumpUnderstated(_CheckRule):
     name = "prompt-bump-understated"
 
 
-class ReleasedVersionReused(_CheckRule):
+class ReleasedVersionReused(Check):
     """The head pins a released prompt_version but differs from that release.
 
     A released version is immutable: the head may pin it only while it is that release byte for byte (the
@@ -110,7 +93,7 @@ class ReleasedVersionReused(_CheckRule):
     name = "released-version-reused"
 
 
-class ReleasedArtifactChanged(_CheckRule):
+class ReleasedArtifactChanged(Check):
     """A released artifact (a schema, a snapshot or a frozen partial) was modified or removed.
 
     The lock records each released file's sha256; a released schema edited in place (an enum value
@@ -129,7 +112,7 @@ class ReleasedArtifactChanged(_CheckRule):
     name = "released-artifact-changed"
 
 
-class VersionBehind(_CheckRule):
+class VersionBehind(Check):
     """The head pins a prompt_version older than the latest release.
 
     Releases only move forward; a head behind the lock can never be cut.
@@ -147,7 +130,7 @@ class VersionBehind(_CheckRule):
     name = "version-behind"
 
 
-class HeadUnclassifiable(_CheckRule):
+class HeadUnclassifiable(Check):
     """The head's class cannot be computed: its pins are unreadable, its schema has no file, or it does not
     render.
 
@@ -166,7 +149,7 @@ class HeadUnclassifiable(_CheckRule):
     name = "head-unclassifiable"
 
 
-class PolicyCannotRead(_CheckRule):
+class PolicyCannotRead(Check):
     """The contract's parser policy can never read the head's schema: the head targets a major line older
     than ``policy.schema_floor`` (a retired line), or a minor below the floor in the floor's line.
 
@@ -186,7 +169,7 @@ class PolicyCannotRead(_CheckRule):
     name = "policy-cannot-read-head"
 
 
-CHECK_RULES: tuple[_CheckRule, ...] = (
+CHECK_RULES: tuple[Check, ...] = (
     SchemaBumpUnderstated(),
     PromptBumpUnderstated(),
     ReleasedVersionReused(),
@@ -313,7 +296,7 @@ def _reused_or_behind(
                     f"the head pins {pins.schema_text}",
                 )
             )
-        difference = snapshot_difference(_Head(head), renderer.root, lock, released.version)
+        difference = snapshot_difference(head, renderer.root, lock, released.version)
         if difference is not None:
             problems.append(("PR003", prompt_at, f"prompt {released.version} is released, but {difference}"))
     if not problems:
@@ -368,7 +351,8 @@ def _artifact_finding(lock: ReleaseLock, kind: str, file: str, message: str) -> 
 
 
 def _at(code: str, file: str, span: Span, message: str) -> Finding:
-    return _BY_CODE[code].at(file, span, message)
+    check = _BY_CODE[code]
+    return Finding(check.code, check.name, check.level, file, span, message)
 
 
 def _forcing(refusal: str) -> str:

@@ -18,24 +18,23 @@ use 1.1.0".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from promptops.compat import TransitiveComparison, classify_against
-from promptops.contract import Contract, load_contract
-from promptops.errors import PromptopsError
-from promptops.lint import Finding, Level, LintConfig, lint
-from promptops.lint.subject import SAMPLE_CHANGED_FILES, SAMPLE_DIFF
-from promptops.release.artifacts import (
+from promptops.core.artifacts import (
     check_artifacts,
     frozen_files,
     sha256_bytes,
     sha256_file,
     template_sources,
 )
-from promptops.release.lock import (
+from promptops.core.contract import Contract, load_contract
+from promptops.core.errors import PromptopsError
+from promptops.core.findings import Finding, Level
+from promptops.core.lock import (
     LOCK_FILE,
     Release,
     ReleaseLock,
@@ -45,9 +44,16 @@ from promptops.release.lock import (
     schema_path,
     snapshot_path,
 )
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.release.prompt_class import PromptComparison, classify_prompt, rank, rendered_contract
-from promptops.render import TEMPLATES_DIR, Renderer, new_environment, template_search_path
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.render.renderer import (
+    SAMPLE_CHANGED_FILES,
+    SAMPLE_DIFF,
+    TEMPLATES_DIR,
+    Renderer,
+    new_environment,
+    template_search_path,
+)
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,9 @@ class CutRequest:
     contract: str
     date: str
     note: str = ""
-    lint_config: LintConfig = field(default_factory=LintConfig)
+    # Check 2, lint on the head: (root, head) -> findings. The caller passes promptops.lint.head_lint(config).
+    lint: Callable[[Path, Path], Sequence[Finding]] = field(kw_only=True)
+    render_context: Mapping[str, Any] = field(default_factory=dict, kw_only=True)  # lint's render-context
 
 
 @dataclass(frozen=True)
@@ -155,8 +163,7 @@ def plan_cut(root: Path, request: CutRequest) -> CutPlan:
     versions = _version_refusals(lock, pins.prompt_version, head_rel)
     if versions:  # nothing to classify against: the version itself is wrong
         return _refused(base, [*refusals, *versions], ())
-    config = request.lint_config._replace(ignore=(*request.lint_config.ignore, "PO009"))  # PO009: check 1
-    findings = tuple(lint(root, [head], config).findings)
+    findings = tuple(request.lint(root, head))
     errors = [f for f in findings if f.level is Level.ERROR]
     refusals += [f"lint: {f.file}:{f.span.line}:{f.span.column}: {f.code} {f.message}" for f in errors]
     if errors or pins.schema_version not in contract.shapes:
@@ -164,7 +171,7 @@ def plan_cut(root: Path, request: CutRequest) -> CutPlan:
 
     schema = schema_check(contract, lock, pins.schema_version)
     refusals += schema_refusals(schema)
-    variables = dict(request.lint_config.render_context)
+    variables = dict(request.render_context)
     prompt = prompt_check(renderer, contract, lock, pins.prompt_version, pins.schema_version, variables)
     refusals += prompt_refusals(prompt)
 

@@ -7,8 +7,8 @@ rollout serves every unit. ``release cut`` prints these steps after cutting the 
 
 from __future__ import annotations
 
-from promptops.contract import CONTRACT_FILE, Contract
-from promptops.release.lock import Release
+from promptops.core.contract import CONTRACT_FILE, Contract
+from promptops.core.lock import Release
 from promptops.rollout.policies import arm_floor
 
 

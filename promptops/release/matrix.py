@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptops.compat import classify
-from promptops.release.lock import Release, ReleaseLock
-from promptops.versioning import SchemaVersion, schema_accepted
+from promptops.core.lock import Release, ReleaseLock
+from promptops.core.versioning import SchemaVersion, schema_accepted
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A prompt's *rendered contract* is what it tells the model about the output: the 
 and, for every field of that schema the rendered text restates, the field's status (required or optional),
 its type-and-bounds text (the parenthesis after the name: ``(integer, >= 1)``) and its enum set. It is read
 from a render with lint's sample context by lint's own reading of field and enum statements
-(``promptops.lint.reading``: by the schema's field names and enum values and the text's structure, not by
+(``promptops.render.reading``: by the schema's field names and enum values and the text's structure, not by
 fixed labels), so restating the same rules in other words or another layout (hand-written lists replaced by
 the shared partials, a list turned into a table with the same type texts) is a patch; descriptions,
 instructions and every other sentence are wording.
@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from promptops.lint import reading
-from promptops.shape import OutputShape
-from promptops.versioning import SchemaVersion
+from promptops.core.shape import OutputShape
+from promptops.core.versioning import SchemaVersion
+from promptops.render import reading
 
 PATCH, MINOR, MAJOR = "patch", "minor", "major"
 _RANK = {PATCH: 0, MINOR: 1, MAJOR: 2}

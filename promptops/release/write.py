@@ -27,12 +27,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from promptops.contract import VERSIONS_DIR, check_contract_name
-from promptops.errors import PromptopsError
-from promptops.files import WriteError, dead_stagings, directory_lock, fsync_directory, private_staging, write_synced
-from promptops.release.artifacts import PROMPTS_DIR, STAGING_PREFIX, in_flight, sha256_file
+from promptops.core.artifacts import PROMPTS_DIR, STAGING_PREFIX, in_flight, sha256_file
+from promptops.core.contract import VERSIONS_DIR, check_contract_name
+from promptops.core.errors import PromptopsError
+from promptops.core.files import (
+    WriteError,
+    dead_stagings,
+    directory_lock,
+    fsync_directory,
+    private_staging,
+    write_synced,
+)
+from promptops.core.lock import LOCK_FILE, dump_lock, frozen_dir, load_lock
 from promptops.release.cut import CutPlan
-from promptops.release.lock import LOCK_FILE, dump_lock, frozen_dir, load_lock
 
 LEGACY_STAGING_DIR = ".release-staging"  # the shared directory of earlier versions, removed when found
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops._lazy import lazy_names
+from promptops.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from promptops.report.gather import ReportError, gather_report

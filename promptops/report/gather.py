@@ -15,8 +15,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from promptops.contract import Contract
-from promptops.errors import PromptopsError
+from promptops.core.contract import Contract
+from promptops.core.errors import PromptopsError
 from promptops.report.model import (
     ArmSummary,
     ContractReport,
@@ -229,7 +229,7 @@ def _arm_summaries(source: RatesSource, plan: Plan, until: datetime) -> dict[str
 
 def _releases(root: Path, contract: Contract) -> tuple[tuple[dict[str, Any], ...], dict[str, Any] | None]:
     """The release history (oldest first) and the compatibility matrix of its schemas as parser floors."""
-    from promptops.release.lock import load_lock
+    from promptops.core.lock import load_lock
     from promptops.release.matrix import compat_matrix
 
     lock = load_lock(root, contract.name)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from promptops.contract import Contract
-from promptops.files import write_output
+from promptops.core.contract import Contract
+from promptops.core.files import write_output
 from promptops.report.gather import gather_report
 from promptops.report.model import ContractReport
 from promptops.store.source import RatesSource

@@ -14,7 +14,7 @@ Modules, one concept each: ``topology`` (where evidence lives), ``stages`` (stag
 (the orchestration).
 """
 
-from promptops.outcomes import Verdict
+from promptops.core.outcomes import Verdict
 from promptops.review_gate.consensus import (
     ConsensusParseError,
     ConsensusRecord,

@@ -7,7 +7,7 @@ topology, an I/O error), and it carries one line that names the path or key at f
 
 from __future__ import annotations
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 
 class ReviewGateError(PromptopsError):

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
 from promptops.merge import SourceReport
 from promptops.parsing.diagnostics import Diagnostic
 from promptops.review_gate.signals import Origin, ReviewSignal, Severity, SignalKind, infer_role

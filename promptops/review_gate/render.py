@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from promptops.escape import one_line
-from promptops.outcomes import Verdict
+from promptops.core.escape import one_line
+from promptops.core.outcomes import Verdict
 from promptops.review_gate.result import ReviewResult
 from promptops.review_gate.signals import ReviewSignal
 

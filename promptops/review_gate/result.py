@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, fields
 from typing import Any
 
-from promptops.outcomes import Verdict, exit_code
+from promptops.core.outcomes import Verdict, exit_code
 from promptops.review_gate.consensus import ConsensusRecord
 from promptops.review_gate.policy import ReviewPolicy
 from promptops.review_gate.signals import ReviewSignal

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptops.outcomes import Verdict
+from promptops.core.outcomes import Verdict
+from promptops.core.wording import count
 from promptops.review_gate.consensus import ConsensusParseError, ConsensusRecord, holds_conflict, parse_consensus
 from promptops.review_gate.evidence import (
     ConsensusEvidence,
@@ -26,7 +27,6 @@ from promptops.review_gate.stages import Stage, resolve_stage
 from promptops.review_gate.telemetry import read_telemetry
 from promptops.review_gate.topology import check_spec_id
 from promptops.review_gate.verdict import Reason, ReasonCode, display_verdict, resolve
-from promptops.wording import count
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from promptops.contract import Contract
+from promptops.core.contract import Contract
 from promptops.merge import MergedFinding, ReviewerOutput, merge
 from promptops.parsing import ChangedFiles
 from promptops.review_gate.errors import ReviewGateError

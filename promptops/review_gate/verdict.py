@@ -2,7 +2,7 @@
 
 Resolution is the gate decision: AutoApply or Escalate; it exists only when evidence was evaluated (None for
 Skipped and NotApplicable). The display verdict adds the skip and warning cases; the exit code
-(``promptops.outcomes.exit_code``) applies the policy's strict flags. NotApplicable (Specify) is a promptops
+(``promptops.core.outcomes.exit_code``) applies the policy's strict flags. NotApplicable (Specify) is a promptops
 addition: exit 0 always, because the stage has no review point, so nothing is missing and nothing failed.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from promptops.outcomes import Verdict
+from promptops.core.outcomes import Verdict
 from promptops.review_gate.signals import ReviewSignal
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from promptops.outcomes import Verdict, exit_code
+from promptops.core.outcomes import Verdict, exit_code
 from promptops.rollout import usefulness
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import FIXED, bounds, difference_bounds, sample_ratio_p_value, zero_failure_need

@@ -26,12 +26,12 @@ import msgspec
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
-from promptops import specs
-from promptops.files import write_atomic
+from promptops.core import specs
+from promptops.core.files import write_atomic
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.rollout.planfile import PlanError, plan_lock, read_plan_text, remove_dead_temps
 from promptops.rollout.stats import ALWAYS_VALID
 from promptops.store import catalogue
-from promptops.versioning import PromptVersion, SchemaVersion
 
 __all__ = ["PlanError"]  # raised by every loader here; defined beside the file reader
 

@@ -1,6 +1,6 @@
 """Reading and locking plan files: bounded, regular files only, one writer at a time.
 
-A plan is a small YAML file under ``rollout/<contract>/``, read by ``promptops.strict_yaml`` like every
+A plan is a small YAML file under ``rollout/<contract>/``, read by ``promptops.core.strict_yaml`` like every
 hand-kept file: anything that is not a regular file (a FIFO or a symlink to ``/dev/zero`` would never end) or
 is larger than ``MAX_PLAN_BYTES`` is refused, and the line of the first byte that is not UTF-8 is named.
 Writers of the plans of one contract take an exclusive ``flock`` on the contract's plan directory while they
@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from promptops import strict_yaml
-from promptops.errors import PromptopsError
-from promptops.files import remove_stray_temps
+from promptops.core import strict_yaml
+from promptops.core.errors import PromptopsError
+from promptops.core.files import remove_stray_temps
 
 MAX_PLAN_BYTES = 1 << 20  # a plan with years of history is a few tens of KiB
 

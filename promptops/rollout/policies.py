@@ -6,22 +6,26 @@ contract's schema floor when the arm is in the floor's major line, and from the 
 own line when the arm brings a newer major. A line older than the floor's is retired: its arm gets the
 contract's policy, which rejects it. Responses outside a rollout, or of an arm the plan does not name, keep the
 contract's default policy. ``RolloutPolicies`` is picklable (a root path and a cache), so parallel ingest can
-use it.
+use it; ``unknown_names`` words what an ingest read under the default policy for want of a contract, plan or arm.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from promptops.contract import Contract, load_contract
-from promptops.policy import ParserPolicy
+from promptops.core.contract import Contract, list_contracts, load_contract
+from promptops.core.policy import ParserPolicy
+from promptops.core.versioning import SchemaVersion, schema_accepted
+from promptops.core.wording import count
+from promptops.rollout.gate import ARMS
 from promptops.rollout.plan import Arm, Plan, load_plan, plan_path
-from promptops.versioning import SchemaVersion, schema_accepted
 
 if TYPE_CHECKING:
-    from promptops.release.lock import ReleaseLock
+    from promptops.core.lock import ReleaseLock
+    from promptops.store import IngestReport
 
 
 def arm_floor(contract: Contract, schema: SchemaVersion) -> SchemaVersion | None:
@@ -98,3 +102,47 @@ class RolloutPolicies:
             return contract.default_policy
         plan = load_plan(path, path.relative_to(self.root).as_posix())
         return arm_policy(contract, plan.candidate if arm == "candidate" else plan.baseline)
+
+
+def unknown_names(root: Path, report: IngestReport) -> list[str]:
+    """One warning per unknown contract, per rollout id with no plan and per arm a rollout does not have, with
+    its record count: a typo would otherwise hide among bad records (an unknown contract) or pass as
+    incompatible versions (records of an unknown rollout or arm are read under the contract's default
+    policy)."""
+    rollouts: Counter[tuple[str, str]] = Counter()
+    arms: Counter[tuple[str, str, str]] = Counter()
+    contracts: Counter[str] = Counter()
+    known = set(list_contracts(root))
+    for (contract, rollout_id, arm), records in report.slots.items():
+        if contract not in known:
+            contracts[contract] += records
+            continue
+        if rollout_id is None:
+            continue
+        if not plan_path(root, contract, rollout_id).is_file():
+            rollouts[(contract, rollout_id)] += records
+        elif arm not in ARMS:
+            arms[(contract, rollout_id, "" if arm is None else arm)] += records
+    warnings = [
+        f"{count(records, 'record')} name contract {contract!r}, which has no versions/{contract}/: not stored "
+        "(bad records)"
+        for contract, records in sorted(contracts.items())
+    ]
+    warnings += [
+        f"{count(records, 'record')} of contract {contract} name rollout {rollout_id!r}, which has no plan "
+        f"(rollout/{contract}/{rollout_id}.yaml): read under the contract's default policy"
+        for (contract, rollout_id), records in sorted(rollouts.items())
+    ]
+    warnings += [
+        f"{count(records, 'record')} of rollout {rollout_id!r} ({contract}) name "
+        f"{'no arm' if not arm else f'arm {arm!r}'}, not {' or '.join(ARMS)}: read under the contract's default policy"
+        for (contract, rollout_id, arm), records in sorted(arms.items())
+    ]
+    if report.other_slots:
+        from promptops.store.ingest import SLOT_LIMIT
+
+        warnings.append(
+            f"{count(report.other_slots, 'record')} of more than {SLOT_LIMIT:,} distinct (contract, rollout, arm) "
+            "combinations were not checked for unknown rollout ids and arms"
+        )
+    return warnings

@@ -16,8 +16,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from promptops.contract import Contract
-from promptops.errors import PromptopsError
+from promptops.core.contract import Contract
+from promptops.core.errors import PromptopsError
 from promptops.rollout.gate import Readiness, read_window
 from promptops.rollout.plan import Plan
 from promptops.rollout.policies import arm_problems
@@ -38,7 +38,7 @@ def parser_readiness(
     ``schema_class``: also classify the baseline-to-candidate schema change with the compatibility checker.
     ``until``: only responses logged up to then count (naive UTC; a replay with ``--now``).
     """
-    from promptops.release.lock import load_lock  # releases are only read when a gate runs
+    from promptops.core.lock import load_lock  # releases are only read when a gate runs
 
     problems: list[str] = []
     try:

@@ -16,13 +16,13 @@ from typing import Any
 
 import yaml
 
-from promptops.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
-from promptops.errors import ContractError, PromptopsError
-from promptops.files import directory_lock, write_atomic
-from promptops.release.lock import ReleaseLock
+from promptops.core.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
+from promptops.core.errors import ContractError, PromptopsError
+from promptops.core.files import directory_lock, write_atomic
+from promptops.core.lock import ReleaseLock
+from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.rollout.plan import Plan
 from promptops.rollout.policies import arm_floor, arm_problems
-from promptops.versioning import PromptVersion, SchemaVersion
 
 
 class RetireRefused(PromptopsError):

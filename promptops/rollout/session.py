@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from promptops.contract import Contract
-from promptops.errors import PromptopsError
-from promptops.outcomes import Verdict
+from promptops.core.contract import Contract
+from promptops.core.errors import PromptopsError
+from promptops.core.outcomes import Verdict
 from promptops.rollout.gate import GateResult, Purpose, evaluate, read_window
 from promptops.rollout.looks import read_looks
 from promptops.rollout.plan import Arm, Plan, Transition, append_transition

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from promptops.files import directory_lock
+from promptops.core.files import directory_lock
 from promptops.store import lake_files
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from promptops import DISTRIBUTION
+from promptops.core import DISTRIBUTION
 from promptops.store.source import SqlSource
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from promptops import DISTRIBUTION
-from promptops.errors import PromptopsError
+from promptops.core import DISTRIBUTION
+from promptops.core.errors import PromptopsError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.contract import VERSIONS_DIR, list_contracts, load_contract
-from promptops.errors import PromptopsError
+from promptops.core.contract import VERSIONS_DIR, list_contracts, load_contract
+from promptops.core.errors import PromptopsError
 from promptops.rollout.plan import ROLLOUT_DIR
 from promptops.store.policies import ParserCache
 

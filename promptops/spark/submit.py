@@ -15,9 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from promptops.errors import PromptopsError
-from promptops.escape import one_line
-from promptops.outcomes import ExitCode
+from promptops.core.errors import PromptopsError
+from promptops.core.escape import one_line
+from promptops.core.outcomes import ExitCode
 
 
 def main(argv: list[str] | None = None) -> int:

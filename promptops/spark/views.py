@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.store import ddl
 
 if TYPE_CHECKING:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from promptops.core.policy import ParserPolicy
 from promptops.parsing import Diagnostic, ParseOutcome
 from promptops.parsing.diagnostics import COERCION_CODES, Code
 from promptops.parsing.ids import FindingColumns
-from promptops.policy import ParserPolicy
 from promptops.store.ddl import SLICE_COLUMNS
 from promptops.store.findings import findings_table
 from promptops.store.store import Batch, Store, WriteResult
@@ -28,7 +28,7 @@ from promptops.store.traces import TraceBuilder
 from promptops.store.values import check_outcome, check_values
 
 if TYPE_CHECKING:
-    from promptops.contract import Contract
+    from promptops.core.contract import Contract
     from promptops.reask import TraceStep
 
 DEFAULT_BATCH_SIZE = 20_000

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.parsing import ChangedFiles
 from promptops.store.batch import BatchBuilder
 from promptops.store.logs import LINE_TOO_LONG, LineRange, decode_record, read_range

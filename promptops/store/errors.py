@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 
 class StoreError(PromptopsError):

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from promptops import specs
+from promptops.core import specs
 
 FEEDBACK_VERSION = "1.0"
 SCHEMA_PATH = (

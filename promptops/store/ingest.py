@@ -32,7 +32,7 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.store.batch import concat_diagnostics
 from promptops.store.chunks import (
     ChunkResult,

@@ -21,8 +21,8 @@ from typing import Annotated, Any
 
 import msgspec
 
-from promptops import specs
-from promptops.errors import PromptopsError
+from promptops.core import specs
+from promptops.core.errors import PromptopsError
 
 SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
 MAX_TOKENS = 2**63 - 1  # the store's BIGINT

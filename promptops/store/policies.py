@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from promptops.contract import Contract, list_contracts, load_contract
+from promptops.core.contract import Contract, list_contracts, load_contract
+from promptops.core.policy import ParserPolicy
+from promptops.core.schema_verdicts import SchemaVerdicts
 from promptops.parsing import Parser
-from promptops.policy import ParserPolicy
-from promptops.schema_verdicts import SchemaVerdicts
 
 # A slot's parser and the request versions its policy implies (for contracts whose output declares none).
 Slot = tuple[Parser, str, str]

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any, Literal, Protocol
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.store import catalogue, metrics
 from promptops.store.feedback_units import ArmFeedback as ArmFeedback  # re-exported: the usefulness gate's input
 from promptops.store.feedback_units import arm_feedback

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from promptops import defaults
-from promptops.contract import load_contract, project_contracts
-from promptops.render import Renderer
+from promptops.core.contract import load_contract, project_contracts
+from promptops.render.renderer import Renderer
 from tests.helpers import REPO_ROOT
 
 

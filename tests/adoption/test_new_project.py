@@ -358,7 +358,7 @@ import json
 from pathlib import Path
 from promptops import load_contract
 from promptops.reask import Asker, ModelReply
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 answers = iter([ModelReply("Sure! One injection.", tokens_used=10), ModelReply({json.dumps(GOOD)!r}, tokens_used=20)])
 sent = []
 def model(messages):

@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from promptops.release.lock import load_lock
+from promptops.core.lock import load_lock
 from promptops.rollout.plan import load_plan
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT

@@ -83,7 +83,7 @@ def test_a_fifo_with_no_writer_reads_as_empty_instead_of_hanging(project: Path, 
 
 
 def test_an_input_over_the_limit_is_refused(project: Path, cli: Cli, tmp_path: Path) -> None:
-    from promptops.files import MAX_INPUT_BYTES
+    from promptops.core.files import MAX_INPUT_BYTES
 
     big = tmp_path / "big.diff"
     with big.open("wb") as handle:

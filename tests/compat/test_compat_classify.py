@@ -15,7 +15,7 @@ from promptops.compat import (
     classify_against,
     normalize,
 )
-from promptops.versioning import SchemaVersion
+from promptops.core.versioning import SchemaVersion
 
 
 def _closed(**properties: Any) -> dict[str, Any]:

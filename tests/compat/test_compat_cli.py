@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from promptops.cli import run
-from promptops.outcomes import ExitCode
+from promptops.core.outcomes import ExitCode
 
 REPO = Path(__file__).resolve().parents[2]
 REVIEW_RESULT = REPO / "versions" / "review-result" / "schemas" / "1.0.json"

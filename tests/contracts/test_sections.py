@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from promptops import ContractError, load_contract
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from tests.helpers import REPO_ROOT
 
 CRF = "code-review-findings"

@@ -20,7 +20,7 @@ from typing import Any
 import rstr
 
 from promptops import Contract, load_contract
-from promptops.shape import FieldRule
+from promptops.core.shape import FieldRule
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS = sorted(p.name for p in (ROOT / "versions").iterdir() if (p / "contract.yaml").is_file())

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from promptops import Contract, Parser
-from promptops.contract import Coercions
+from promptops.core.contract import Coercions
 from promptops.parsing import native
 from tests.helpers import REPO_ROOT
 from tests.parsing import generators

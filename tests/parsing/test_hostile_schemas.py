@@ -213,14 +213,14 @@ def test_patterns_have_ecma_262_semantics(tmp_path: Path, cli: Cli) -> None:
     ],
 )
 def test_translation_keeps_ecma_262_meaning(source: str, text: str, matches: bool) -> None:
-    from promptops.patterns import compile_ecma
+    from promptops.core.patterns import compile_ecma
 
     assert compile_ecma(source).search(text) is matches
 
 
 @pytest.mark.parametrize("source", ["(a)\\1", "(?=a)", "(?i)a", "a{2}+", "\\Z", "[\\S]", "a{1001}", "\\uD800"])
 def test_untranslatable_patterns_raise(source: str) -> None:
-    from promptops.patterns import PatternError, compile_ecma
+    from promptops.core.patterns import PatternError, compile_ecma
 
     with pytest.raises(PatternError):
         compile_ecma(source)

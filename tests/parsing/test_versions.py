@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from promptops import Code, Contract, Parser, ParserPolicy, PolicyError, PromptVersion, SchemaVersion, load_contract
-from promptops.versioning import prompt_accepted, schema_accepted
+from promptops.core.versioning import prompt_accepted, schema_accepted
 from tests.helpers import CHANGED, REPO_ROOT, finding, response
 
 SCHEMA_TABLE = [

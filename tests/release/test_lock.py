@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from promptops.release.lock import LockError, Release, ReleaseLock, dump_lock, parse_lock
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.core.lock import LockError, Release, ReleaseLock, dump_lock, parse_lock
+from promptops.core.versioning import PromptVersion, SchemaVersion
 
 A, B = "a" * 64, "b" * 64
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from promptops import strict_yaml
+from promptops.core import strict_yaml
 from tests.conftest import Cli
 from tests.release.conftest import LOCK, PROMPTS, cut
 

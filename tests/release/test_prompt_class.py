@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from promptops import load_contract
+from promptops.core.shape import OutputShape, compile_shape
+from promptops.core.versioning import SchemaVersion
 from promptops.release import classify_prompt, rendered_contract
-from promptops.render import Renderer
-from promptops.shape import OutputShape, compile_shape
-from promptops.versioning import SchemaVersion
+from promptops.render.renderer import Renderer
 from tests.helpers import REPO_ROOT
 from tests.release.conftest import unreleased_copy
 
@@ -181,18 +181,19 @@ def test_rendered_contract_of_the_real_head(tmp_path: Path) -> None:
 def test_hand_written_rules_refactored_to_the_partials_is_a_patch(project: Path, base: str) -> None:
     """Release 1.0.0 states the rules by hand (in a list, or in tables and its own words); 1.0.1 renders the
     same rules through the shared partials. The rendered contract is unchanged, so the change is a patch."""
+    from promptops.lint import head_lint
     from promptops.release import CutRequest, plan_cut, write_release
 
     cases = REPO_ROOT / "tests" / "lint_cases"
     head = project / "templates" / "review-result.j2"
     partial_head = head.read_text(encoding="utf-8")  # the fixture's head renders through the partials
     head.write_text((cases / base).read_text(encoding="utf-8"), encoding="utf-8")
-    first = plan_cut(project, CutRequest("review-result", "2025-06-02T09:30:00Z"))
+    first = plan_cut(project, CutRequest("review-result", "2025-06-02T09:30:00Z", lint=head_lint()))
     assert not first.refused, first.refusals
     write_release(project, first)
     head.write_text(partial_head.replace('prompt_version = "1.0.0"', 'prompt_version = "1.0.1"'), encoding="utf-8")
 
-    second = plan_cut(project, CutRequest("review-result", "2025-06-03T09:30:00Z"))
+    second = plan_cut(project, CutRequest("review-result", "2025-06-03T09:30:00Z", lint=head_lint()))
 
     assert second.prompt is not None and not second.refused, second.refusals
     assert second.prompt.computed == "patch", [d.message for d in second.prompt.comparison.differences]  # type: ignore[union-attr]

@@ -224,8 +224,8 @@ def test_tool_failures_exit_3_with_one_line(unreleased: Path, cli: Cli) -> None:
     code, _, err = cut(cli, unreleased)
     assert code == 3
     assert (
-        err
-        == f"promptops: error: {LOCK}: line 4: key 'releases[0].version': must be a quoted version string such as \"1.2.0\"\n"
+        err == f"promptops: error: {LOCK}: line 4: key 'releases[0].version': "
+        'must be a quoted version string such as "1.2.0"\n'
     )
 
 

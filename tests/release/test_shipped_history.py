@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 from promptops import load_contract
-from promptops.lint.subject import SAMPLE_CHANGED_FILES, SAMPLE_DIFF
 from promptops.release import classify_prompt, load_lock, rendered_contract
-from promptops.render import Renderer
+from promptops.render.renderer import SAMPLE_CHANGED_FILES, SAMPLE_DIFF, Renderer
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT
 from tests.release.conftest import cut

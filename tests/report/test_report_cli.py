@@ -277,7 +277,11 @@ def _remove_released_schema(root: Path) -> None:
 @pytest.mark.parametrize(
     ("damage", "args", "message"),
     [
-        (_break_plan, (), "rollout/review-result/review-1.1.yaml: line 10: alpha: must be a number from 1e-06 up to, not"),
+        (
+            _break_plan,
+            (),
+            "rollout/review-result/review-1.1.yaml: line 10: alpha: must be a number from 1e-06 up to, not",
+        ),
         (_misplace_plan, (), "review-1.1.yaml: contract: is 'agent-output' but the plan is under rollout/"),
         (_corrupt_store, (), "diagnostics.duckdb"),
         (_break_lock, (), "versions/review-result/releases.yaml"),

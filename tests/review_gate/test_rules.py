@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from promptops.cli.review_gate import load_topology
-from promptops.outcomes import ExitCode, exit_code
+from promptops.core.outcomes import ExitCode, exit_code
 from promptops.review_gate import (
     Checkpoint,
     ConsensusParseError,

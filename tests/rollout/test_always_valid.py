@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from promptops.outcomes import Verdict
+from promptops.core.outcomes import Verdict
 from promptops.rollout.gate import ArmCounts, Purpose, Readiness, Reason, evaluate
 from promptops.rollout.plan import Plan, PlanError, Slo, Step, Transition, load_plan
 from tests.rollout.plans import write_plan

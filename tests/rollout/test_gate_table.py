@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from promptops.outcomes import Verdict, exit_code
+from promptops.core.outcomes import Verdict, exit_code
 from promptops.rollout.gate import ArmCounts, Purpose, Readiness, Reason, evaluate
 from promptops.rollout.plan import Plan, Transition, load_plan
 from tests.rollout.plans import write_plan

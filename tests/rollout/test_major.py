@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from promptops import ParserPolicy, PromptVersion, SchemaVersion, load_contract
-from promptops.errors import VersionError
+from promptops.core.errors import VersionError
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT, empty_store
 
@@ -272,7 +272,7 @@ def _tuples(value: Any, where: str = "$") -> list[str]:
 
 
 def test_result_objects_are_json_ready(cli: Cli, full_project: Path) -> None:
-    from promptops.release.lock import load_lock
+    from promptops.core.lock import load_lock
     from promptops.rollout.assign import assign, routes
     from promptops.rollout.plan import load_plan
     from promptops.rollout.policies import candidate_unreadable

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from promptops.contract import load_contract
+from promptops.core.contract import load_contract
 from promptops.rollout.gate import Purpose
 from promptops.rollout.plan import load_plan
 from promptops.rollout.session import run_gate, store_time

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.spark.compact import compact
 from promptops.spark.session import job_errors
 from promptops.store import lake_files
@@ -162,7 +162,7 @@ def test_a_crash_at_any_step_reads_as_before_and_a_rerun_finishes(
 
 
 def test_an_executor_killed_during_the_rewrite_leaves_the_lake_as_it_was(
-    cli: Cli, built: Path, copy: Path, spark: Any, tmp_path: Path
+    cli: Cli, built: Path, copy: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = _reads(cli, built, copy)
     before_files = lake_content(copy)
@@ -182,12 +182,10 @@ def test_an_executor_killed_during_the_rewrite_leaves_the_lake_as_it_was(
 
         return kill
 
-    module._writer = dying_writer
-    try:
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "_writer", dying_writer)
         with pytest.raises(PromptopsError, match="compacting failed on Spark"), job_errors("compacting"):
             compact(spark, copy.as_posix(), before=TODAY, target_bytes=SMALL)
-    finally:
-        module._writer = original
     assert _reads(cli, built, copy) == before
     leftovers = set(lake_content(copy)) - set(before_files)
     assert all(name.rsplit("/", 1)[-1].startswith("cmp-") for name in leftovers)

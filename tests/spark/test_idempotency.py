@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 from promptops.spark.ingest import ingest_to_lake
 from promptops.spark.session import job_errors
 from promptops.spark.setup import ParserSetup

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from promptops import PromptVersion, load_contract
 from promptops.reask import Asker, MemorySink, ModelReply, TraceSink, TraceStep
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from tests.helpers import CHANGED, REPO_ROOT, Script, finding, response
 
 START = datetime(2025, 5, 1, tzinfo=UTC)

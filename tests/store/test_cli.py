@@ -171,5 +171,6 @@ def test_a_broken_contract_stops_the_ingest_with_its_one_line_error(
     code, out, err = _cli(capsys, tmp_path, "ingest", str(tmp_path / "logs"), "--workers", workers)
     assert (code, out) == (3, "")
     assert err == (
-        "promptops: error: versions/other/contract.yaml: line 33: key 'limits.max_deep': unknown key (check the spelling)\n"
+        "promptops: error: versions/other/contract.yaml: line 33: "
+        "key 'limits.max_deep': unknown key (check the spelling)\n"
     )

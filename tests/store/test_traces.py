@@ -17,7 +17,7 @@ import pytest
 from promptops import load_contract
 from promptops.cli import run
 from promptops.reask import Asker, MemorySink, ModelReply, TraceStep
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from promptops.store import ParserCache, RatesQuery, Recorder, Store, export_parquet, ingest_logs, open_parquet, rates
 from promptops.store.ddl import MIGRATIONS, TABLE_COLUMNS
 from tests.helpers import CHANGED, REPO_ROOT, Script

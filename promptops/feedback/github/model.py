@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 ActorKind = Literal["person", "bot", "none"]
 

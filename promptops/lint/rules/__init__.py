@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from promptops.lint.model import Finding, Level, LintContext, Rule
+from promptops.core.findings import Finding, Level
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.rules.contract import PinnedVersions
 from promptops.lint.rules.fields import EnumSets, OptionalFields, RequiredFields, UnstatedConstraints
 from promptops.lint.rules.instructions import ChangedFilesOnly, OmitUncertain, StrictJson

@@ -7,13 +7,13 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from promptops.errors import VersionError
-from promptops.lint.model import Finding, LintContext, Rule
-from promptops.lint.rules.release import snapshot_difference
-from promptops.lint.spans import FILE_START, Span
+from promptops.core.errors import VersionError
+from promptops.core.findings import FILE_START, Finding, Span
+from promptops.core.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
-from promptops.render import PIN_NAMES, PinDeclaration, pin_declarations
-from promptops.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
+from promptops.render.renderer import PIN_NAMES, PinDeclaration, pin_declarations
+from promptops.render.snapshots import snapshot_difference
 
 _EXAMPLE = {"prompt_version": "1.0.0", "schema_version": "1.0"}
 _V = TypeVar("_V", PromptVersion, SchemaVersion)
@@ -228,7 +228,7 @@ class PinnedVersions(Rule):
             return
         if lock is None or lock.get(prompt) is None or subject.root is None:
             return
-        difference = snapshot_difference(subject, subject.root, lock, prompt)
+        difference = snapshot_difference(subject.path, subject.root, lock, prompt)
         if difference is not None:
             yield self.finding(
                 subject,

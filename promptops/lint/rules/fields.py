@@ -1,7 +1,7 @@
 """Rules that hold a prompt's field rules to the schema it pins: required fields (PO002), optional fields
 (PO003), enum sets (PO004) and the value constraints the parser enforces (PO012).
 
-Each reads the representative render through ``promptops.lint.reading``: statements are found by the
+Each reads the representative render through ``promptops.render.reading``: statements are found by the
 schema's own field names and enum values and by the text's structure (lists, tables, labels), never by
 fixed wording. A finding points at the statement at fault; a field stated nowhere points at the list or
 table where its level's other fields are stated (its group), else at the prompt's first line.
@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from promptops.lint import reading
-from promptops.lint.model import Finding, Level, LintContext, Rule
-from promptops.lint.spans import Span
+from promptops.core.findings import Finding, Level, Span
+from promptops.core.shape import FieldRule, ObjectShape
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject
-from promptops.shape import FieldRule, ObjectShape
+from promptops.render import reading
 
 _LABELS: dict[reading.Scope, str] = {"top": "top-level", "item": "finding"}
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from promptops.lint import reading
-from promptops.lint.model import Finding, LintContext, Rule
-from promptops.lint.spans import FILE_START, Span
-from promptops.lint.subject import CONTRACT_KINDS, SAMPLE_CHANGED_FILES, Subject
+from promptops.core.findings import FILE_START, Finding, Span
+from promptops.lint.model import LintContext, Rule
+from promptops.lint.subject import CONTRACT_KINDS, Subject
+from promptops.render import reading
+from promptops.render.renderer import SAMPLE_CHANGED_FILES
 
 
 def _prompt_start(subject: Subject) -> Span:

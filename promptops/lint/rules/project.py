@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from promptops.lint.model import Finding, Level, LintContext, Rule
-from promptops.lint.spans import Span
+from promptops.core.findings import Finding, Level, Span
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import Subject
-from promptops.render import TEMPLATE_SUFFIXES, TEMPLATES_DIR
+from promptops.render.renderer import TEMPLATE_SUFFIXES, TEMPLATES_DIR
 
 
 class NoHeadTemplate(Rule):

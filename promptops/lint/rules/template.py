@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 from jinja2 import nodes
 
-from promptops.lint.model import Finding, LintContext, Rule
-from promptops.lint.spans import FILE_START, Span
+from promptops.core.findings import FILE_START, Finding, Span
+from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import ALL_KINDS, CONTRACT_KINDS, Subject
 
 

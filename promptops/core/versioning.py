@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from promptops.errors import VersionError
+from promptops.core.errors import VersionError
 
 _SCHEMA_RE = re.compile(r"([0-9]+)\.([0-9]+)\Z")
 _PROMPT_RE = re.compile(r"([0-9]+)\.([0-9]+)(?:\.([0-9]+))?\Z")

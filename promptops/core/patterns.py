@@ -26,7 +26,7 @@ from typing import Any
 import re2
 from re2 import _re2  # the binding's RE2 object: a match without the wrapper's per-call offset mapping
 
-from promptops.canonical import json_unique
+from promptops.core.canonical import json_unique
 
 __all__ = ["PatternError", "SchemaPattern", "compile_ecma", "validator_class"]
 

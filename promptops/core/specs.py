@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import inspect
 
-from promptops.errors import PromptopsError
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.core.errors import PromptopsError
+from promptops.core.versioning import PromptVersion, SchemaVersion
 
 T = TypeVar("T")
 Key = tuple[str | int, ...]
@@ -227,7 +227,7 @@ def _number(value: float) -> str:
 
 def read_yaml(path: Path, source: str, limit: int | None = None, *, quoted_keys: bool = False) -> Document:
     """The YAML file at ``path`` (duplicate keys refused) as a Document; SpecError naming the line otherwise."""
-    from promptops import strict_yaml  # YAML is imported by the commands that read YAML only
+    from promptops.core import strict_yaml  # YAML is imported by the commands that read YAML only
 
     try:
         text = strict_yaml.read_text(path, limit or strict_yaml.MAX_BYTES)
@@ -238,7 +238,7 @@ def read_yaml(path: Path, source: str, limit: int | None = None, *, quoted_keys:
 
 def parse_yaml(text: str, source: str, *, quoted_keys: bool = False) -> Document:
     """YAML ``text`` as a Document: the data, and the lines from the composed nodes."""
-    from promptops import strict_yaml
+    from promptops.core import strict_yaml
 
     try:
         data, node = strict_yaml.compose(text)

@@ -24,9 +24,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from promptops import specs
-from promptops.errors import ContractError
-from promptops.shape import ObjectShape, OutputShape
+from promptops.core import specs
+from promptops.core.errors import ContractError
+from promptops.core.shape import ObjectShape, OutputShape
 
 
 class Tier(NamedTuple):

@@ -3,7 +3,7 @@
 A prompt release freezes the head template and every template it imports, includes or extends (partials,
 transitively), under the names the template uses for them: ``templates/_partials/fields.j2`` imported as
 ``"_partials/fields.j2"`` becomes ``versions/<contract>/prompts/X.Y.Z/_partials/fields.j2``, which is where
-the snapshot's loader looks first (``promptops.render.snapshot_search_path``). A template imported by a
+the snapshot's loader looks first (``promptops.render.renderer.snapshot_search_path``). A template imported by a
 computed name cannot be frozen and is refused.
 """
 
@@ -16,10 +16,10 @@ from typing import NamedTuple
 
 from jinja2 import Environment, TemplateError, meta
 
-from promptops.contract import VERSIONS_DIR
-from promptops.errors import PromptopsError
-from promptops.release.lock import LOCK_FILE, ReleaseLock, frozen_dir, parse_lock
-from promptops.versioning import PromptVersion
+from promptops.core.contract import VERSIONS_DIR
+from promptops.core.errors import PromptopsError
+from promptops.core.lock import LOCK_FILE, ReleaseLock, frozen_dir, parse_lock
+from promptops.core.versioning import PromptVersion
 
 PROMPTS_DIR = "prompts"
 

@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from promptops import defaults, specs, strict_yaml
-from promptops.errors import ContractError, PolicyError, VersionError
-from promptops.policy import Limits, ParserPolicy
-from promptops.report_filter import ReportFilter, check_report_filter, read_report_filter
-from promptops.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
-from promptops.shape import OutputShape, check_nesting, check_patterns, compile_shape
-from promptops.tiers import Tier, check_tiers, derive_shape, read_tiers
-from promptops.versioning import SchemaVersion
+from promptops import defaults
+from promptops.core import specs, strict_yaml
+from promptops.core.errors import ContractError, PolicyError, VersionError
+from promptops.core.policy import Limits, ParserPolicy
+from promptops.core.report_filter import ReportFilter, check_report_filter, read_report_filter
+from promptops.core.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
+from promptops.core.shape import OutputShape, check_nesting, check_patterns, compile_shape
+from promptops.core.tiers import Tier, check_tiers, derive_shape, read_tiers
+from promptops.core.versioning import SchemaVersion
 
 if TYPE_CHECKING:
-    from promptops.schema_verdicts import SchemaVerdicts
+    from promptops.core.schema_verdicts import SchemaVerdicts
 
 VERSIONS_DIR = "versions"
 CONTRACT_FILE = "contract.yaml"
@@ -80,10 +81,10 @@ class Contract:
     schema_files: Mapping[SchemaVersion, str]  # repo-relative paths
     directory: str  # repo-relative; <promptops>/versions/<name> for a packaged contract
     extra: Mapping[str, Any] = field(default_factory=dict)  # contract-specific settings
-    tiers: Mapping[str, Tier] = field(default_factory=dict)  # named views of the schema (promptops.tiers)
+    tiers: Mapping[str, Tier] = field(default_factory=dict)  # named views of the schema (promptops.core.tiers)
     tier_name: str | None = None  # set on the contract ``tier()`` returns
-    report_filter: ReportFilter | None = None  # which valid findings a report shows (promptops.report_filter)
-    merge: MergeSemantics | None = None  # common severity/confidence scales (promptops.semantics)
+    report_filter: ReportFilter | None = None  # which valid findings a report shows (promptops.core.report_filter)
+    merge: MergeSemantics | None = None  # common severity/confidence scales (promptops.core.semantics)
 
     def tier(self, name: str) -> Contract:
         """This contract seen through tier ``name``: same policy and roles, shapes derived by the tier."""

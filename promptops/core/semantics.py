@@ -30,9 +30,9 @@ from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
-from promptops import specs
-from promptops.errors import ContractError
-from promptops.shape import FieldRule, OutputShape
+from promptops.core import specs
+from promptops.core.errors import ContractError
+from promptops.core.shape import FieldRule, OutputShape
 
 SEVERITY_WEIGHTS: Mapping[str, float] = {"critical": 1.0, "high": 0.8, "medium": 0.6, "low": 0.4, "info": 0.2}
 

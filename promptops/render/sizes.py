@@ -23,7 +23,7 @@ from jinja2.runtime import markup_join, str_join
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 
-from promptops.sandbox import (
+from promptops.render.sandbox import (
     CONCAT_FILTER,
     MAX_TEXT,
     Limits,
@@ -32,7 +32,7 @@ from promptops.sandbox import (
     budget_loops,
     limits_of,
 )
-from promptops.sandbox_text import (
+from promptops.render.text import (
     SEQUENCES,
     STRINGS,
     TEXTS,
@@ -308,7 +308,7 @@ def install_sizes(env: Environment) -> None:
 
 class PromptEnvironment(SandboxedEnvironment):
     """The sandbox with a budget: loops counted, and every value a template builds bounded before it is made
-    (operators, method calls, ``str.format``, ``~``; see promptops.sandbox and promptops.sandbox_sizes)."""
+    (operators, method calls, ``str.format``, ``~``; see promptops.render.sandbox and promptops.render.sizes)."""
 
     intercepted_binops = frozenset({"+", "-", "*", "**", "%"})
 

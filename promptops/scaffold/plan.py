@@ -18,12 +18,13 @@ from typing import Any
 
 import yaml
 
-from promptops import defaults, strict_yaml
-from promptops.contract import CONTRACT_FILE, VERSIONS_DIR, check_contract_name, check_metaschema, locate_contract
-from promptops.errors import PromptopsError
-from promptops.render import TEMPLATES_DIR
-from promptops.semantics import propose_section
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops import defaults
+from promptops.core import strict_yaml
+from promptops.core.contract import CONTRACT_FILE, VERSIONS_DIR, check_contract_name, check_metaschema, locate_contract
+from promptops.core.errors import PromptopsError
+from promptops.core.semantics import propose_section
+from promptops.core.versioning import PromptVersion, SchemaVersion
+from promptops.render.renderer import TEMPLATES_DIR
 
 ROLLOUT_DIR = "rollout"
 GITATTRIBUTES_LINE = "versions/** -text"  # released files are compared byte for byte: no line-ending rewrites
@@ -299,7 +300,7 @@ def check_contract(
 ) -> None:
     """Prove a scaffolded contract in ``scratch`` (a copy holding only what ``plan_contract`` wrote): it loads
     with its schemas checked, its head lints clean and renders. ``lint`` returns error lines."""
-    from promptops.contract import load_contract
+    from promptops.core.contract import load_contract
 
     load_contract(scratch, name)
     problems = lint(scratch, [scratch / TEMPLATES_DIR / f"{name}.j2"])
@@ -310,7 +311,7 @@ def check_contract(
 
 def latest_release(root: Path, contract: str) -> tuple[str, str] | None:
     """(prompt_version, schema_version) of the latest release in the contract's lock, if any."""
-    from promptops.release.lock import load_lock
+    from promptops.core.lock import load_lock
 
     lock = load_lock(root, contract)
     latest = lock.latest if lock.exists else None
@@ -328,7 +329,7 @@ def plan_rollout(root: Path, contract: str, head: tuple[str, str] | None, rollou
         )
     if head is None:
         raise ScaffoldError(f"{TEMPLATES_DIR}/{contract}.j2: no head template: the candidate is the head's pins")
-    from promptops.release.lock import load_lock
+    from promptops.core.lock import load_lock
 
     prompt, schema = head
     lock = load_lock(root, contract)

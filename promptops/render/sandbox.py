@@ -9,7 +9,7 @@ macro calling itself ends in Python's RecursionError, and a file loader follows 
   ``MAX_TEMPLATE_BYTES``.
 - ``Limits`` is a render's budget: every ``{% for %}`` iteration counts (the loop's iterable is wrapped by
   ``budget_loops``), the clock is checked every few hundred iterations or values built and at every big value,
-  the output is bounded, and so is every value the template builds (promptops.sandbox_sizes checks each before
+  the output is bounded, and so is every value the template builds (promptops.render.sizes checks each before
   it is made and charges it here). Exceeding any raises RenderLimitError, which the renderer and lint report as
   one line with the template's file and line.
 - ``BudgetedBytecodeCache`` keeps compiled templates across processes, keyed by the code that compiled them.
@@ -40,7 +40,7 @@ from jinja2 import (
 from jinja2.loaders import split_template_path
 from jinja2.visitor import NodeTransformer
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 MAX_TEMPLATE_BYTES = 1 << 20  # a prompt template is text a person edits; 1 MiB is far beyond any real one
 MAX_SECONDS = 10.0  # wall time of one render
@@ -53,7 +53,7 @@ MAX_BUILT = 128 << 20  # all a render builds, in bytes as estimated: a character
 _CLOCK_EVERY = 512  # iterations (and values built) between clock checks
 _BIG = 1 << 16  # a value this large checks the clock as it is built
 BUDGET_FILTER = "_promptops_budget"
-CONCAT_FILTER = "_promptops_concat"  # a ~ b, checked (promptops.sandbox_sizes.budget_concat)
+CONCAT_FILTER = "_promptops_concat"  # a ~ b, checked (promptops.render.sizes.budget_concat)
 RECURSION = (
     "template recursion too deep: a macro that calls itself without end, or a template that imports or includes itself"
 )
@@ -239,6 +239,6 @@ class BudgetedBytecodeCache(FileSystemBytecodeCache):
 def compiler_stamp() -> str:
     """The size and modification time of each module that decides what a template compiles to."""
     here = os.path.dirname(__file__)
-    names = ("sandbox.py", "sandbox_sizes.py", "sandbox_text.py", "render.py")
+    names = ("sandbox.py", "sizes.py", "text.py", "renderer.py")
     stats = [os.stat(os.path.join(here, name)) for name in names]
     return " ".join([jinja2.__version__, *(f"{s.st_size}:{s.st_mtime_ns}" for s in stats)])

@@ -1,4 +1,4 @@
-"""Applying what ``promptops.scaffold`` planned, so that a crash never leaves half of a file or of a contract.
+"""Applying what ``promptops.scaffold.plan`` planned, so that a crash never leaves half of a file or of a contract.
 
 - ``apply_writes`` (``init``): each file is written whole or not at all (``write_atomic``/``create_atomic``:
   temp file in the same directory, fsync, rename or link); an append rewrites the file with the lines added,
@@ -22,9 +22,9 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from promptops.contract import VERSIONS_DIR
-from promptops.errors import PromptopsError
-from promptops.files import (
+from promptops.core.contract import VERSIONS_DIR
+from promptops.core.errors import PromptopsError
+from promptops.core.files import (
     WriteError,
     create_atomic,
     dead_stagings,
@@ -33,7 +33,7 @@ from promptops.files import (
     write_atomic,
     write_synced,
 )
-from promptops.scaffold import ScaffoldError, Write
+from promptops.scaffold.plan import ScaffoldError, Write
 
 STAGING_PREFIX = ".contract-new-"
 _CONTRACT = "contract"  # in the staging directory: what becomes versions/<name>/

@@ -11,7 +11,7 @@ from typing import Annotated, TypeVar
 
 import msgspec
 
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.core.versioning import PromptVersion, SchemaVersion
 
 V = TypeVar("V", SchemaVersion, PromptVersion)
 

@@ -23,9 +23,9 @@ from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
-from promptops import specs
-from promptops.errors import ContractError
-from promptops.shape import OutputShape, json_equal
+from promptops.core import specs
+from promptops.core.errors import ContractError
+from promptops.core.shape import OutputShape, json_equal
 
 
 class FilterRule(NamedTuple):

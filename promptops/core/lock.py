@@ -34,10 +34,10 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 import yaml
 
-from promptops import specs, strict_yaml
-from promptops.contract import VERSIONS_DIR
-from promptops.errors import PromptopsError
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.core import specs, strict_yaml
+from promptops.core.contract import VERSIONS_DIR
+from promptops.core.errors import PromptopsError
+from promptops.core.versioning import PromptVersion, SchemaVersion
 
 LOCK_FILE = "releases.yaml"
 LOCK_VERSION = 1

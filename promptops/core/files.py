@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from promptops.errors import PromptopsError
+from promptops.core.errors import PromptopsError
 
 
 class WriteError(PromptopsError):

@@ -31,7 +31,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from promptops.shape import OutputShape
+    from promptops.core.shape import OutputShape
 
 Status = Literal["required", "optional"]
 Scope = Literal["top", "item"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from jinja2 import Environment
 
-from promptops.shape import FieldRule
+from promptops.core.shape import FieldRule
 
 
 def install(env: Environment) -> None:

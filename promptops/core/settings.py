@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from promptops import specs
+from promptops.core import specs
 
 TABLE: specs.Key = ("tool", "promptops")
 

@@ -1,4 +1,4 @@
-"""What building a value costs, and the checks that refuse it before it is built (promptops.sandbox_sizes
+"""What building a value costs, and the checks that refuse it before it is built (promptops.render.sizes
 puts them on every way a template makes a value).
 
 ``text_size`` estimates what printing a value takes by walking it, which costs no more than printing it would;
@@ -20,7 +20,7 @@ from jinja2.sandbox import SandboxedFormatter
 from jinja2.utils import Namespace
 from markupsafe import EscapeFormatter, Markup
 
-from promptops.sandbox import MAX_INT_BITS, MAX_ITEMS, MAX_TEXT, Limits, RenderLimitError
+from promptops.render.sandbox import MAX_INT_BITS, MAX_ITEMS, MAX_TEXT, Limits, RenderLimitError
 
 MAX_DEPTH = 256  # nesting of a value the template prints (Python's repr and json recurse)
 _SCALAR = 24  # len(repr()) of a float, bool or None is at most this

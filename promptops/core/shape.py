@@ -17,9 +17,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from promptops.errors import ContractError
-from promptops.patterns import PatternError, SchemaPattern, compile_ecma
-from promptops.versioning import SchemaVersion
+from promptops.core.errors import ContractError
+from promptops.core.patterns import PatternError, SchemaPattern, compile_ecma
+from promptops.core.versioning import SchemaVersion
 
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 
@@ -300,7 +300,7 @@ def _types_of(schema: Mapping[str, Any], where: str, source: str) -> frozenset[s
 
 
 def compile_pattern(pattern: str, where: str) -> SchemaPattern:
-    """Compile a JSON Schema (ECMA-262) pattern for linear-time matching (see promptops.patterns)."""
+    """Compile a JSON Schema (ECMA-262) pattern for linear-time matching (see promptops.core.patterns)."""
     try:
         return compile_ecma(pattern)
     except PatternError as exc:

@@ -35,10 +35,13 @@ from jinja2 import (
 )
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops import defaults, filters
-from promptops.contract import VERSIONS_DIR, Contract
-from promptops.errors import PromptopsError, VersionError
-from promptops.sandbox import (
+from promptops import defaults
+from promptops.core.contract import VERSIONS_DIR, Contract
+from promptops.core.errors import PromptopsError, VersionError
+from promptops.core.shape import OutputShape
+from promptops.core.versioning import PromptVersion, SchemaVersion
+from promptops.render import filters
+from promptops.render.sandbox import (
     RECURSION,
     RenderLimitError,
     SafeLoader,
@@ -46,9 +49,7 @@ from promptops.sandbox import (
     install,
     limits_of,
 )
-from promptops.sandbox_sizes import PromptEnvironment, install_sizes
-from promptops.shape import OutputShape
-from promptops.versioning import PromptVersion, SchemaVersion
+from promptops.render.sizes import PromptEnvironment, install_sizes
 
 TEMPLATES_DIR = "templates"
 PARTIALS_DIR = "_partials"
@@ -57,6 +58,9 @@ TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
 PIN_NAMES = ("prompt_version", "schema_version")
 # Names the renderer always provides; extra variables may not shadow them.
 CONTEXT_NAMES = ("changed_files", "contract", "diff", "schema")
+# The sample context lint renders with (and release cut, comparing renders): representative, never a real change.
+SAMPLE_CHANGED_FILES = ("lint-sample/alpha.py", "lint-sample/beta/gamma.ts")
+SAMPLE_DIFF = "@@ -1,2 +1,2 @@\n-old = 1\n+new = 2\n"
 
 
 def head_stem(filename: str) -> str:
@@ -424,7 +428,7 @@ class Renderer:
 def file_sources(root: Path, rels: Sequence[str]) -> dict[str, dict[str, Any]]:
     """For each template ``rels`` names (repo-relative): the contract it is checked against and where that
     contract came from, and every template file it loads with its origin (see ``Renderer.sources``)."""
-    from promptops.contract import list_contracts, locate_contract  # only when a report asks for sources
+    from promptops.core.contract import list_contracts, locate_contract  # only when a report asks for sources
 
     renderer = Renderer(root)
     names = set(list_contracts(root))

@@ -1,0 +1,1 @@
+"""Scaffolding: planning (``plan``) and writing (``write``) new contracts, heads and rollout plans."""
