@@ -32,16 +32,25 @@ def load_examples(contract: str) -> list[dict[str, Any]]:
     help="Run in this new or empty directory (default: a new temporary directory, kept for you to explore).",
 )
 @click.option("--regression", is_flag=True, help="The candidate drops many findings: the gate fails and holds.")
+@click.option(
+    "--useless",
+    is_flag=True,
+    help="The candidate parses perfectly but its findings are mostly dismissed: the usefulness gate holds it.",
+)
 @click.option("--examples", is_flag=True, help="Only run the bundled example responses through the parser.")
 @format_option()
 @pass_project
-def demo(project: Project, workspace: Path | None, regression: bool, examples: bool, output_format: str) -> int:
+def demo(
+    project: Project, workspace: Path | None, regression: bool, useless: bool, examples: bool, output_format: str
+) -> int:
     """The release lifecycle end to end on an embedded DuckDB store, narrated.
 
     Lints the templates, replays the review-result releases (diffing the schema and refusing a too-small
     bump), then rolls the latest release out through rollout/review-result/review-1.1.yaml with simulated
     reviewer traffic: gate, promote or hold, and write the dashboard. Nothing in the project is changed.
-    Exit codes: 0 the demo ran (a held rollout with --regression is part of the story); 3 it could not run.
+    With --useless the plan also gates on the acted-on rate and simulated developer feedback dismisses most of
+    the candidate's findings. Exit codes: 0 the demo ran (a held rollout with --regression or --useless is part
+    of the story); 3 it could not run.
     """
     if examples:
         return _examples(project, output_format)
@@ -49,12 +58,17 @@ def demo(project: Project, workspace: Path | None, regression: bool, examples: b
 
     target = workspace if workspace is not None else Path(tempfile.mkdtemp(prefix="promptops-demo-"))
     stages = []
-    for stage in run(project.root, target, datetime.now(UTC), regression=regression):
+    for stage in run(project.root, target, datetime.now(UTC), regression=regression, useless=useless):
         stages.append(stage)
         if output_format != "json":
             _print_stage(stage)
     if output_format == "json":
-        body = {"workspace": str(target), "regression": regression, "stages": [s.to_dict() for s in stages]}
+        body = {
+            "workspace": str(target),
+            "regression": regression,
+            "useless": useless,
+            "stages": [s.to_dict() for s in stages],
+        }
         click.echo(json.dumps(body, indent=2))
         return ExitCode.OK
     click.echo(f"\nWorkspace: {target}")

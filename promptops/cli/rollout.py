@@ -22,10 +22,11 @@ from promptops.cli.store_options import lock_timeout_option, parse_now, read_sou
 from promptops.core.escape import one_line
 from promptops.core.outcomes import ExitCode
 from promptops.rollout.assign import assign, routes
-from promptops.rollout.gate import GateResult, Purpose
+from promptops.rollout.gate import GateResult, MetricResult, Purpose
 from promptops.rollout.plan import Plan
 from promptops.rollout.session import RolloutRefused, plan_at_step, promote, run_gate, status
 from promptops.spark.options import engine_options
+from promptops.store import catalogue
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -170,6 +171,9 @@ def _gate_text(result: GateResult) -> list[str]:
             f"{looks} look{'s' if looks != 1 else ''} so far (the step's hours with responses, then now)"
         )
     for metric in result.metrics:
+        if metric.pending is not None:
+            lines.append(_usefulness_text(metric))
+            continue
         parts = []
         for arm, estimate in metric.arms.items():
             rate = "-" if estimate.rate is None else f"{estimate.rate:.2%}"
@@ -185,6 +189,27 @@ def _gate_text(result: GateResult) -> list[str]:
             f"(weight {result.weight:.0%}, chi-square p = {result.srm['p_value']:.3g})"
         )
     return [one_line(line) for line in lines]
+
+
+def _usefulness_text(metric: MetricResult) -> str:
+    """A usefulness metric: on decided findings, a floor shown as ``>=``, and the findings still pending."""
+    per_pr = metric.metric == "acted_on_per_pr"
+
+    def show(value: float) -> str:
+        return f"{value:.2f}" if per_pr else f"{value:.2%}"
+
+    floor = ">= " if catalogue.metric(metric.metric).direction == "higher_is_better" else ""
+    parts = [
+        f"{arm} {e.x}/{e.n} {'pull requests' if per_pr else 'decided'} = {show(e.rate or 0.0)} "
+        f"[{show(e.low)}, {show(e.high)}]"
+        for arm, e in metric.arms.items()
+    ]
+    waiting = ", ".join(f"{arm} {n:,}" for arm, n in (metric.pending or {}).items())
+    margin = f", margin {show(metric.margin)}" if metric.margin is not None else ""
+    return (
+        f"  {metric.metric} (SLO {floor}{show(metric.slo)}{margin}, {metric.severity}, on decided findings): "
+        f"{metric.status}; " + "; ".join([*parts, f"pending {waiting}"])
+    )
 
 
 @rollout.command("gate")

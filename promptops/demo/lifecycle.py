@@ -20,6 +20,7 @@ from typing import Any
 from promptops.core.contract import load_contract
 from promptops.core.files import write_atomic
 from promptops.core.outcomes import Verdict
+from promptops.demo import feedback
 from promptops.demo.workspace import CONTRACT, ROLLOUT, ReleaseStep, install, prepare
 from promptops.lint import head_lint, lint
 from promptops.release import CutRequest, plan_cut, write_release
@@ -55,12 +56,20 @@ class Stage:
 
 
 def run(
-    source: Path, workspace: Path, now: datetime, *, regression: bool = False, dashboard: bool = True
+    source: Path,
+    workspace: Path,
+    now: datetime,
+    *,
+    regression: bool = False,
+    useless: bool = False,
+    dashboard: bool = True,
 ) -> Iterator[Stage]:
     """The whole lifecycle in ``workspace`` (new or empty), from the project at ``source``, ending at ``now``.
 
     ``regression``: the candidate drops many more findings, so the canary gate fails, the rollout is held
-    and rolled back. ``dashboard``: write the contract's report into ``reports/`` at the end.
+    and rolled back. ``useless``: the plan also gates on the acted-on rate, and simulated feedback dismisses most
+    of the candidate's findings (which parse perfectly), so the usefulness gate holds it. ``dashboard``: write
+    the contract's report into ``reports/`` at the end.
     """
     history = prepare(source, workspace)
     relative = _relative_to(workspace)
@@ -68,6 +77,8 @@ def run(
     start = now - timedelta(days=5)  # the last release, before the rollout's first step
     yield from _release_stages(workspace, history, start)
     plan_file = plan_path(workspace, CONTRACT, ROLLOUT)
+    if useless:
+        feedback.add_usefulness_slo(plan_file)
     plan = load_plan(plan_file, relative(plan_file))
     yield _plan_stage(plan)
     store_path = workspace / STORE
@@ -81,6 +92,8 @@ def run(
         log = workspace / "logs" / f"{plan.step:02d}-{step.name}.jsonl"
         yield _traffic_stage(workspace, plan, profiles, log, responses, clock, end, step_index)
         yield _ingest_stage(workspace, store_path, log)
+        if useless:
+            yield _feedback_stage(workspace, store_path, plan, clock, end, step_index)
         clock = end
         last = plan.step == len(plan.steps) - 1
         purpose = Purpose.MONITOR if last else Purpose.PROMOTE  # nothing to promote to after the last step
@@ -245,6 +258,24 @@ def _ingest_stage(workspace: Path, store_path: Path, log: Path) -> Stage:
     )
 
 
+def _feedback_stage(workspace: Path, store_path: Path, plan: Plan, start: datetime, end: datetime, seed: int) -> Stage:
+    log = workspace / "feedback" / f"{plan.step:02d}-{plan.steps[plan.step].name}.jsonl"
+    with Store.open(store_path, display=STORE) as store:
+        written = feedback.write_feedback(store, CONTRACT, plan.rollout_id, start, end, log, seed)
+        stored = feedback.ingest(store, log, _rel(workspace, log))
+    lines = [f"{stored:,} feedback events stored (developers fixing, accepting or dismissing each finding)"]
+    for arm, outcomes in sorted(written.items()):
+        total = sum(outcomes.values())
+        acted = outcomes.get("fixed", 0) + outcomes.get("accepted", 0)
+        lines.append(f"{arm}: {acted:,} of {total:,} findings acted on ({acted / total:.0%}), the rest dismissed")
+    return Stage(
+        "Feedback on the findings",
+        f"promptops feedback ingest {_rel(workspace, log)}",
+        tuple(lines),
+        {"feedback": written, "stored": stored},
+    )
+
+
 def _decide(
     workspace: Path, plan_file: Path, plan: Plan, result: GateResult, clock: datetime, source: str
 ) -> Generator[Stage, None, Plan | None]:
@@ -276,9 +307,12 @@ def _gate_stage(plan: Plan, result: GateResult, clock: datetime, source: str, pu
     for metric in result.metrics:
         candidate = metric.arms.get("candidate")
         if candidate is not None and candidate.rate is not None:
+            floor = metric.pending is not None  # a usefulness metric: decided findings, the SLO a floor
+            bound = f"at most {candidate.high:.2%}" if floor else f"up to {candidate.high:.2%}"
+            of = f"{candidate.n:,} decided findings" if floor else f"{candidate.n:,}"
             lines.append(
-                f"  {metric.metric}: candidate {candidate.rate:.2%} (up to {candidate.high:.2%}) of "
-                f"{candidate.n:,}; SLO {metric.slo:.2%}: {metric.status}"
+                f"  {metric.metric}: candidate {candidate.rate:.2%} ({bound}) of {of}; SLO {metric.slo:.2%}: "
+                f"{metric.status}"
             )
     return Stage(
         f"Gate step {plan.step} ({plan.steps[plan.step].name})",

@@ -32,6 +32,7 @@ from promptops.rollout.plan import ROLLOUT_DIR, Plan, load_plan, plan_path
 from promptops.rollout.session import current_gate, store_time
 from promptops.rollout.sizing import plan_needs
 from promptops.rollout.stats import wilson, z_one_sided
+from promptops.store import catalogue
 from promptops.store.metrics import RatesQuery
 from promptops.store.source import Bucket, RatesSource, Window
 
@@ -188,9 +189,9 @@ def _series(source: RatesSource, plan: Plan, until: datetime) -> tuple[str, tupl
     by_arm = source.counts(window).items()
     times = [t for arm, c in by_arm if arm in ARMS for t in (c.first, c.last) if t is not None]
     bucket = _bucket(max(times) - min(times)) if times else "day"
-    metrics = [slo.metric for slo in plan.slos]
+    metrics = [slo.metric for slo in plan.slos if catalogue.metric(slo.metric).unit == "response"]
     z = z_one_sided(plan.alpha)
-    points: dict[str, dict[str, list[Point]]] = {m: {arm: [] for arm in ARMS} for m in metrics}
+    points: dict[str, dict[str, list[Point]]] = {slo.metric: {arm: [] for arm in ARMS} for slo in plan.slos}
     for start, arm, counts in source.series(window, bucket):
         for metric in metrics if arm in ARMS else ():
             interval = wilson(x := counts.hits[metric], counts.n, z)
@@ -203,7 +204,7 @@ def _series(source: RatesSource, plan: Plan, until: datetime) -> tuple[str, tupl
             slo.margin,
             {arm: tuple(found) for arm, found in points[slo.metric].items() if found},
         )
-        for slo in plan.slos
+        for slo in plan.slos  # a usefulness metric's series stays empty: the gate's figures show it
     )
     return bucket, series
 

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from promptops.report import charts
 from promptops.report.model import ContractReport, RolloutView
+from promptops.store import catalogue
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 _TEMPLATE = "report.html.j2"
@@ -65,6 +66,8 @@ def _rollout_context(rollout: RolloutView) -> dict[str, Any]:
     }
     metrics = []
     for series in rollout.series:
+        if catalogue.metric(series.metric).unit != "response":
+            continue  # a usefulness metric: its own table below (``useful``)
         gate = gate_metrics.get(series.metric)
         progress = []
         if gate is not None:
@@ -101,7 +104,9 @@ def _rollout_context(rollout: RolloutView) -> dict[str, Any]:
                 else None,
             }
         )
-    return {"view": rollout, "gate": rollout.gate, "metrics": metrics, "arms": arms}
+    # Usefulness metrics (the gate's, per arm on decided findings; no series: feedback has no hourly looks).
+    useful = [m for m in rollout.gate.get("metrics", []) if "pending" in m]
+    return {"view": rollout, "gate": rollout.gate, "metrics": metrics, "useful": useful, "arms": arms}
 
 
 def _num(value: int | float | None) -> str:

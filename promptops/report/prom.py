@@ -24,6 +24,7 @@ from promptops.core.outcomes import Verdict
 from promptops.report.model import ContractReport, RolloutView, TrafficRow
 from promptops.rollout.gate import ARMS
 from promptops.rollout.stats import zero_failure_need
+from promptops.store import catalogue
 
 _VERDICTS = tuple(v.value for v in Verdict if v is not Verdict.NOT_APPLICABLE)  # a rollout gate's verdicts
 _STATUSES = ("pass", "fail", "inconclusive", "warn")
@@ -121,6 +122,11 @@ def _gauges(report: ContractReport) -> list[_Family]:
     responses = _Family(
         "promptops_gate_metric_responses", "gauge", "Responses of the arm in the step's window the metric is judged on."
     )
+    pending = _Family(
+        "promptops_gate_metric_findings_pending",
+        "gauge",
+        "Findings of the arm with no feedback yet: a usefulness metric judges decided findings only.",
+    )
     status = _Family(
         "promptops_gate_metric_status", "gauge", "The metric's status in the latest gate (1 for the current, else 0)."
     )
@@ -148,7 +154,10 @@ def _gauges(report: ContractReport) -> list[_Family]:
                 rate.add(arm_labels, estimate["rate"] if has_data else math.nan)
                 lower.add(arm_labels, estimate["lower"] if has_data else math.nan)
                 upper.add(arm_labels, estimate["upper"] if has_data else math.nan)
-    return [verdict, exit_code, step, weight, window, responses, rate, lower, upper, slo, needed, status]
+                if not _rate(metric["metric"]):  # NaN until a gate judged it
+                    waiting = metric["pending"].get(arm, 0) if "pending" in metric else math.nan
+                    pending.add([*labels, ("arm", arm)], waiting)
+    return [verdict, exit_code, step, weight, window, responses, rate, lower, upper, slo, needed, pending, status]
 
 
 def _plan_metrics(rollout: RolloutView) -> list[dict[str, Any]]:
@@ -160,12 +169,17 @@ def _plan_metrics(rollout: RolloutView) -> list[dict[str, Any]]:
         or {
             "metric": series.metric,
             "slo": series.slo,
-            "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha),
+            "n_needed": zero_failure_need(rollout.statistics, series.slo, rollout.alpha) if _rate(series.metric) else 0,
             "status": None,
             "arms": {},
         }
         for series in rollout.series
     ]
+
+
+def _rate(metric: str) -> bool:
+    """A per-response metric (else a usefulness one: findings, not responses, and no zero-failure need)."""
+    return catalogue.metric(metric).unit == "response"
 
 
 def _label(text: str) -> str:

@@ -7,7 +7,8 @@ with a one-sided bound at the plan's alpha (fail when the lower bound exceeds th
 is within it with at least the responses a zero-failure pass needs, otherwise inconclusive), and, with a margin,
 on the interval for candidate minus baseline. The plan's ``statistics`` picks the bounds (promptops.rollout.stats):
 always-valid confidence sequences, or fixed Wilson/Newcombe bounds valid for a single look. Verdicts and exit
-codes follow the review gate's.
+codes follow the review gate's. Usefulness metrics (catalogue unit ``pull_request``) are judged on the findings'
+feedback by promptops.rollout.usefulness.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from promptops.core.outcomes import Verdict, exit_code
+from promptops.rollout import usefulness
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import FIXED, bounds, difference_bounds, sample_ratio_p_value, zero_failure_need
+from promptops.store import catalogue
 from promptops.store.source import ArmCounts as ArmCounts  # re-exported: the gate's input
-from promptops.store.source import CountsSource, Window
+from promptops.store.source import ArmFeedback, CountsSource, Window
 
 SRM_P_VALUE = 0.001
 ARMS = ("baseline", "candidate")
@@ -83,8 +86,10 @@ class MetricResult:
     reason: Reason | None
     message: str
     path: tuple[dict[str, Any], ...] = ()  # the bounds at each look, the last one this gate's
+    pending: dict[str, int] | None = None  # a usefulness metric's findings per arm with no feedback yet
 
     def to_dict(self) -> dict[str, Any]:
+        pending = {} if self.pending is None else {"pending": self.pending}
         return {
             "metric": self.metric,
             "severity": self.severity,
@@ -99,6 +104,7 @@ class MetricResult:
             "reason": None if self.reason is None else str(self.reason),
             "message": self.message,
             "looks": list(self.path),
+            **pending,
         }
 
 
@@ -164,11 +170,12 @@ def evaluate(
     strict_warnings: bool = False,
     strict_artifacts: bool = False,
     looks: tuple[Look, ...] = (),
+    feedback: dict[str, ArmFeedback] | None = None,
 ) -> GateResult:
     """Judge the plan's current step from ``counts`` (the step's window up to ``now``) at time ``now``.
 
     ``looks`` are the step's earlier looks (promptops.rollout.looks), reported with their bounds; this gate is
-    the last look.
+    the last look. ``feedback`` is per arm what the usefulness metrics judge (None: not read: they have no data).
 
     Raises PlanError for a plan without critical ``rejected`` and ``all_findings_dropped`` SLOs: a rejected
     answer trips no other indicator, so such a plan would pass a candidate that answers nothing usable.
@@ -234,7 +241,7 @@ def evaluate(
         if purpose == Purpose.PROMOTE:  # a promotion needs evidence: nothing to judge holds, never passes
             return result(Verdict.ESCALATE, Reason.NO_DATA, f"Hold: {nothing}")
         return result(Verdict.SKIPPED, Reason.NO_DATA, nothing[0].upper() + nothing[1:])
-    metrics = tuple(_metric(slo, counts, plan, looks, now) for slo in plan.slos)
+    metrics = tuple(_metric(slo, counts, plan, looks, now, feedback) for slo in plan.slos)
     candidate_n = counts["candidate"].n if "candidate" in counts else 0
     baseline_n = counts["baseline"].n if "baseline" in counts else 0
     srm = None
@@ -265,8 +272,7 @@ def evaluate(
     waiting = _unmet_minimums(plan, counts, now)
     unsure = [m for m in metrics if m.status == "inconclusive"]
     if waiting or unsure:
-        short = waiting or unsure[0].reason == Reason.INSUFFICIENT_SAMPLE
-        reason = Reason.INSUFFICIENT_SAMPLE if short else Reason.CI_STRADDLES
+        reason = Reason.INSUFFICIENT_SAMPLE if waiting else unsure[0].reason
         sentence = waiting[0] if waiting else unsure[0].message
         verdict = Verdict.ESCALATE if purpose == Purpose.PROMOTE else Verdict.PASSED_WITH_WARNINGS
         if purpose == Purpose.PROMOTE:
@@ -322,7 +328,32 @@ def _path(slo: Slo, plan: Plan, looks: tuple[Look, ...]) -> list[dict[str, Any]]
     return path
 
 
-def _metric(slo: Slo, counts: dict[str, ArmCounts], plan: Plan, looks: tuple[Look, ...], now: datetime) -> MetricResult:
+def _metric(
+    slo: Slo,
+    counts: dict[str, ArmCounts],
+    plan: Plan,
+    looks: tuple[Look, ...],
+    now: datetime,
+    feedback: dict[str, ArmFeedback] | None,
+) -> MetricResult:
+    metric = catalogue.metric(slo.metric)
+    if metric.unit == "pull_request":  # judged at this look only: feedback has no hourly looks
+        judged = usefulness.judge(metric, slo, feedback, plan)
+        useful = {arm: ArmEstimate(*estimate) for arm, estimate in judged.arms.items()}
+        return MetricResult(
+            slo.metric,
+            slo.severity,
+            slo.slo,
+            slo.margin,
+            0,
+            useful,
+            judged.difference,
+            judged.status,
+            None if judged.reason is None else Reason(judged.reason),
+            judged.message,
+            (_look(now, useful, judged.difference),),
+            judged.pending,
+        )
     arms = _estimates(slo, counts, plan)
     needed = zero_failure_need(plan.statistics, slo.slo, plan.alpha)
     name = slo.metric.replace("_", " ")

@@ -67,9 +67,9 @@ class Step:
 @dataclass(frozen=True)
 class Slo:
     metric: str
-    slo: float  # highest acceptable rate of the per-response indicator
+    slo: float  # highest acceptable rate (a floor for a higher-is-better metric: docs/usefulness.md)
     severity: str = "critical"  # critical: a breach fails the gate; warning: it warns
-    margin: float | None = None  # largest acceptable increase over the baseline (non-inferiority)
+    margin: float | None = None  # largest acceptable change for the worse from the baseline (non-inferiority)
 
 
 @dataclass(frozen=True)
@@ -279,6 +279,11 @@ class _SloSpec(msgspec.Struct, forbid_unknown_fields=True):
     severity: Literal["critical", "warning"] = "critical"
 
 
+class _CountSloSpec(_SloSpec, forbid_unknown_fields=True):  # a mean per pull request, not a rate
+    slo: Annotated[float, msgspec.Meta(ge=0, le=1000)]
+    margin: Annotated[float, msgspec.Meta(ge=0, le=1000)] | None = None
+
+
 class _TransitionSpec(msgspec.Struct):  # keys a later promptops may write are ignored
     at: When
     by: str
@@ -330,7 +335,8 @@ def _plan(doc: specs.Document, stem: str) -> Plan:
     for metric in spec.slos:
         if metric not in known:
             raise doc.fail(("slos", metric), f"unknown metric (known: {', '.join(known)})")
-        slo = doc.convert(_SloSpec, ("slos", metric), _PARSERS)
+        kind = _CountSloSpec if metric == "acted_on_per_pr" else _SloSpec
+        slo = doc.convert(kind, ("slos", metric), _PARSERS)
         slos.append(Slo(metric, slo.slo, slo.severity, slo.margin))
     history: list[Transition] = []
     for index, item in enumerate(spec.history or ()):

@@ -19,7 +19,8 @@ from promptops.rollout.gate import GateResult, Purpose, evaluate, read_window
 from promptops.rollout.looks import read_looks
 from promptops.rollout.plan import Arm, Plan, Transition, append_transition
 from promptops.rollout.readiness import parser_readiness
-from promptops.store.source import CountsSource
+from promptops.store import catalogue
+from promptops.store.source import CountsSource, Window
 
 
 class RolloutRefused(PromptopsError):
@@ -59,6 +60,9 @@ def run_gate(
     since = plan.step_started
     start = store_time(since) if since is not None else None
     looks, counts = ((), {}) if source is None else read_looks(source, plan, start, until)
+    useful = any(catalogue.metric(slo.metric).unit == "pull_request" for slo in plan.slos)
+    window = Window(plan.contract, plan.rollout_id, start, until)
+    feedback = source.feedback(window, until) if useful and source is not None else None
     return evaluate(
         plan,
         counts,
@@ -68,6 +72,7 @@ def run_gate(
         strict_warnings=strict_warnings,
         strict_artifacts=strict_artifacts,
         looks=looks,
+        feedback=feedback,
     )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from promptops.rollout.plan import Plan
 from promptops.rollout.stats import non_inferiority_need, zero_failure_need
+from promptops.store import catalogue
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ def plan_needs(plan: Plan) -> list[StepNeed]:
             non_inferiority_need(plan.statistics, slo.slo, slo.margin, plan.alpha) if slo.margin is not None else None,
         )
         for slo in plan.slos
+        if catalogue.metric(slo.metric).unit == "response"  # usefulness: findings, not responses (docs/usefulness.md)
     )
     critical = [m for m in metrics if m.severity == "critical"]
     absolute = max((m.zero_failure for m in critical), default=0)

@@ -84,6 +84,8 @@ class _Result:
 class SparkLake:
     """The lake's tables and the rate views as Spark temporary views, queried with DuckDB SQL."""
 
+    holds_feedback = False  # findings and feedback stay in the store: SqlSource.feedback refuses in one line
+
     def __init__(self, spark: SparkSession, views: dict[str, str]) -> None:
         self.spark = spark
         self._views = views  # temporary view name -> the name it was registered under

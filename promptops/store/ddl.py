@@ -344,7 +344,7 @@ def _sql_list(codes: frozenset[Code]) -> str:
 
 
 def _columns(template: str) -> str:  # one select-list line per catalogue metric
-    return "\n".join(f"           {template.format(sql=m.sql, column=m.column)}," for m in catalogue.METRICS)
+    return "\n".join(f"           {template.format(sql=m.sql, column=m.column)}," for m in catalogue.per_response())
 
 
 # The rate definitions (docs/store.md). Every per-response indicator is a Bernoulli outcome over

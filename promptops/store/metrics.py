@@ -34,7 +34,7 @@ GROUP_COLUMNS: dict[str, str] = {
 }
 
 # Per-response indicators (view columns), in report order: the catalogue's metrics, then two stored flags.
-PER_RESPONSE = (*(metric.column for metric in catalogue.METRICS), "extracted", "truncated")
+PER_RESPONSE = (*(metric.column for metric in catalogue.per_response()), "extracted", "truncated")
 
 # Per-run indicators of the re-ask loop (run_indicators columns), in report order. Each is counted over all runs.
 PER_RUN = (

@@ -12,7 +12,10 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any, Literal, Protocol
 
+from promptops.core.errors import PromptopsError
 from promptops.store import catalogue, metrics
+from promptops.store.feedback_units import ArmFeedback as ArmFeedback  # re-exported: the usefulness gate's input
+from promptops.store.feedback_units import arm_feedback
 from promptops.store.metrics import RatesQuery, RatesReport
 
 Bucket = Literal["hour", "day", "week", "month"]
@@ -94,6 +97,10 @@ class CountsSource(Protocol):
     # Counts per (bucket start, arm), by time then arm; a start is naive UTC (a date for whole days).
     def series(self, window: Window, bucket: Bucket) -> list[tuple[date, str | None, ArmCounts]]: ...
 
+    # Per arm of ``window.rollout_id``, the findings of its responses in the window and their feedback as of
+    # ``now`` (naive UTC): what the usefulness metrics judge (catalogue unit ``pull_request``).
+    def feedback(self, window: Window, now: datetime) -> dict[str, ArmFeedback]: ...
+
 
 class RatesSource(CountsSource, Protocol):
     """Everything promptops asks of stored responses (docs/design.md, "The store's interface")."""
@@ -134,16 +141,23 @@ class SqlSource:
         return [(start, arm, counts) for start, arm, counts in self._counts(window, bucket)]
 
     def _counts(self, window: Window, bucket: Bucket | None) -> list[tuple[Any, str | None, ArmCounts]]:
-        hits = ", ".join(f"count(*) FILTER (WHERE {m.column})" for m in catalogue.METRICS)
+        hits = ", ".join(f"count(*) FILTER (WHERE {m.column})" for m in catalogue.per_response())
         keys = "arm" if bucket is None else f"date_trunc('{bucket}', ts) AS bucket, arm"
         clause, params = _filter(window)
         sql = f"SELECT {keys}, count(*), {hits}, min(ts), max(ts) FROM response_indicators WHERE {clause} GROUP BY ALL"
         found = []
         for row in self.con.execute(sql + (" ORDER BY bucket, arm" if bucket else ""), params).fetchall():
             start, (arm, n, *x, first, last) = (None, row) if bucket is None else (row[0], row[1:])
-            by_metric = {m.name: int(count) for m, count in zip(catalogue.METRICS, x, strict=True)}
+            by_metric = {m.name: int(count) for m, count in zip(catalogue.per_response(), x, strict=True)}
             found.append((start, arm, ArmCounts(int(n), by_metric, first, last)))
         return found
+
+    def feedback(self, window: Window, now: datetime) -> dict[str, ArmFeedback]:
+        if not getattr(self.con, "holds_feedback", True):
+            raise PromptopsError("the Spark lake holds no findings or feedback: gate usefulness metrics on a store")
+        if window.rollout_id is None:
+            raise ValueError("feedback is asked per rollout")
+        return arm_feedback(self.con, window.contract, window.rollout_id, window.since, now)
 
     def rates(self, query: RatesQuery) -> RatesReport:
         return metrics.rates(self.con, query)

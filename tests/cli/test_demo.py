@@ -125,6 +125,36 @@ def test_with_a_regression_the_canary_fails_and_the_rollout_is_held(cli: Cli, so
 
 
 @pytest.mark.slow  # the whole demo
+def test_a_useless_candidate_parses_perfectly_and_the_usefulness_gate_holds_it(
+    cli: Cli, source: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    result = _demo(cli, source, workspace, "--useless")
+    assert result["useless"] is True
+    stages = result["stages"]
+    feedback = next(s for s in stages if s["title"] == "Feedback on the findings")
+    written = feedback["feedback"]
+    assert feedback["stored"] == sum(sum(outcomes.values()) for outcomes in written.values())
+    [gate] = [s["gate"] for s in stages if s["title"] == "Gate step 1 (canary)"]
+    assert (gate["verdict"], gate["reason"]) == ("Failed", "SLO_BREACH")
+    metrics = {m["metric"]: m for m in gate["metrics"]}
+    useful = metrics.pop("acted_on_rate")
+    assert useful["status"] == "fail" and useful["pending"] == {"baseline": 0, "candidate": 0}
+    acted = written["candidate"].get("fixed", 0) + written["candidate"].get("accepted", 0)
+    assert (useful["arms"]["candidate"]["n"], useful["arms"]["candidate"]["x"]) == (
+        sum(written["candidate"].values()),
+        acted,
+    )
+    assert all(m["status"] == "pass" for m in metrics.values())  # it parses perfectly: only usefulness holds it
+    assert _titles(result)[-2:] == ["Hold and roll back", "Dashboard"]
+    plan = load_plan(workspace / PLAN, PLAN)
+    assert (plan.step, plan.rolled_back) == (1, True)
+    page = (workspace / "reports/review-result.html").read_text()
+    shown = page[page.index("<h3>acted on rate") :]
+    assert '<span class="status-fail">fail</span>' in shown[:300] and "SLO breach" in shown[:1000]
+
+
+@pytest.mark.slow  # the whole demo
 def test_the_text_narrative_names_each_step_and_the_workspace(cli: Cli, source: Path, tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     code, out, err = cli(source, "demo", "--workspace", str(workspace), "--regression")

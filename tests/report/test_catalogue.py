@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 from prometheus_client.parser import text_string_to_metric_families
 
+from promptops.store import catalogue
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT
 from tests.report.conftest import NOW, PLAN, STORE
@@ -89,3 +90,19 @@ def test_a_metric_added_to_the_catalogue_is_validated_gated_reported_and_exporte
         if s.labels["metric"] == "long_review"
     }
     assert rates == {arm: x / n for arm, (n, x) in expected.items()}
+
+
+def test_a_pull_request_metric_is_no_response_column_and_every_metric_is_known_to_plans(
+    cli: Cli, report_project: Path
+) -> None:
+    useful = [m for m in catalogue.METRICS if m.unit == "pull_request"]
+    assert {m.name for m in useful} == {"acted_on_rate", "dismissed_rate", "acted_on_per_pr"}
+    with duckdb.connect(str(report_project / STORE), read_only=True) as con:
+        columns = {row[0] for row in con.execute("DESCRIBE response_indicators").fetchall()}
+    assert {m.column for m in catalogue.per_response()} <= columns
+    assert not {m.column for m in useful} & columns  # judged on feedback, never a per-response indicator
+    plan = report_project / PLAN
+    slos = "".join(f"  {m.name}: {{slo: 0.2, severity: warning}}\n" for m in useful)
+    plan.write_text(plan.read_text(encoding="utf-8").replace("slos:\n", "slos:\n" + slos), encoding="utf-8")
+    code, _, err = cli(report_project, "rollout", "plan", str(plan), "--format", "json")
+    assert code == 0, err

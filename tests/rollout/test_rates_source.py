@@ -16,7 +16,7 @@ from promptops.rollout.gate import Purpose
 from promptops.rollout.plan import load_plan
 from promptops.rollout.session import run_gate, store_time
 from promptops.store import Store, catalogue
-from promptops.store.source import ArmCounts, Window
+from promptops.store.source import ArmCounts, ArmFeedback, Window
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT
 from tests.rollout.test_rollout_cli import PLAN, T0, Rollout
@@ -47,6 +47,9 @@ class ListSource:
         assert bucket == "hour"  # the gate's looks
         return self._grouped(window, lambda ts: ts.replace(minute=0, second=0, microsecond=0))
 
+    def feedback(self, window: Window, now: Any) -> dict[str, ArmFeedback]:
+        raise AssertionError("the plans here gate no usefulness metric")
+
     def _grouped(self, window: Window, bucket: Callable[[Any], Any] | None) -> list[tuple[Any, str | None, ArmCounts]]:
         self.asked.append(window)
         chosen = [
@@ -74,7 +77,7 @@ def root(full_project: Path) -> Path:
 
 
 def test_the_list_source_knows_every_metric_of_the_catalogue() -> None:
-    assert set(INDICATORS) == {metric.name for metric in catalogue.METRICS}
+    assert set(INDICATORS) == {metric.name for metric in catalogue.per_response()}
 
 
 @pytest.mark.slow  # simulated traffic through the CLI
