@@ -55,11 +55,11 @@ def arm_feedback(
     con: Any, contract: str, rollout_id: str, since: datetime | None, now: datetime
 ) -> dict[str, ArmFeedback]:
     """Per arm, the findings of the rollout's responses in [since, now] (naive UTC) and their feedback by ``now``."""
-    from promptops.store.feedback_query import _RANK  # imports duckdb: not at start-up (``rollout --help``)
+    from promptops.store.feedback_totals import RANK  # the effective outcome: one rule, in one place
 
     params = {"contract": contract, "rollout": rollout_id, "since": since, "now": now}
     found: dict[str, tuple[list[tuple[int, int, int]], list[int]]] = {}
-    for arm, _, acted_on, dismissed, decided, pending in con.execute(_QUERY.format(rank=_RANK), params).fetchall():
+    for arm, _, acted_on, dismissed, decided, pending in con.execute(_QUERY.format(rank=RANK), params).fetchall():
         prs, waiting = found.setdefault(str(arm), ([], [0]))
         prs.append((int(acted_on), int(dismissed), int(decided)))
         waiting[0] += int(pending)

@@ -141,7 +141,7 @@ def test_the_report_and_the_prometheus_export_show_the_metric_per_arm(cli: Cli, 
     page = (reports / "review-result.html").read_text(encoding="utf-8")
     shown = page[page.index("<h3>acted on rate") :]
     n, hits = totals["candidate"]
-    assert "findings still pending" in shown and "<span class=\"status-fail\">fail</span>" in shown[:400]
+    assert "findings still pending" in shown and '<span class="status-fail">fail</span>' in shown[:400]
     row = f'<td>candidate</td><td class="n">{n:,}</td><td class="n">{hits:,}</td><td class="n">{hits / n:.2%}'
     assert row in shown
 
