@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from promptops.store.ddl import SLICE_COLUMNS, TABLE_COLUMNS
-from promptops.store.lake_files import SEGMENT_PREFIX, SEGMENTS_DIR, filesystem, put_json, read_state
+from promptops.store.lake_files import SEGMENT_PREFIX, SEGMENTS_DIR, filesystem, put_json
 
 BATCH_ID = 0  # the lake has no store batches; readers ignore the column, kept so the files match an export
 
@@ -55,12 +55,6 @@ def md5_lower(text: str) -> int:
 def slice_key(values: tuple[str | None, ...]) -> int:
     """``ddl.SLICE_KEY`` in Python: the hash of the slice's values as a compact JSON array (DuckDB's to_json)."""
     return md5_lower(json.dumps(list(values), separators=(",", ":"), ensure_ascii=False))
-
-
-def committed(lake: str) -> set[str]:
-    """The sha256 of the segments the lake has committed."""
-    fs, base = filesystem(lake)
-    return read_state(fs, base).segments
 
 
 def write_marker(lake: str, sha: str, marker: dict[str, Any]) -> None:
