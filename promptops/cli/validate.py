@@ -6,7 +6,6 @@ import os
 import stat
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -146,11 +145,31 @@ def _validate_records(
     strict_warnings: bool,
     output_format: str,
 ) -> int:
+    # The loop runs once per record (millions a day): no per-record helper calls or tallies it does not need.
+    summary = output_format == "text"  # the tallies feed the text summary only
     tally: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     drops: Counter[str] = Counter()
+    seen = kept = 0
+    codes = {  # the exit code of each (rejected, warned): four cases, computed once
+        (failed, warned): exit_code(verdict_of(failed=failed, warned=warned), strict_warnings=strict_warnings)
+        for failed in (False, True)
+        for warned in (False, True)
+    }
     code: int = ExitCode.OK
-    for line_number, record in _records(source, name):
+    parse, decode = parser.parse, BATCH_DECODER.decode
+    schema_default, prompt_default = request_versions
+    for line_number, line in iter_lines(source, name):
+        record: BatchRecord | str
+        if line is None:
+            record = line_limit_problem()
+        else:
+            try:
+                record = decode(line)
+            except (msgspec.MsgspecError, RecursionError, UnicodeDecodeError):
+                if not line.strip():  # a blank line: skipped
+                    continue
+                record = decode_line(BATCH_DECODER, line)  # decodes again, to describe the problem
         if isinstance(record, str):
             click.echo(one_line(f"promptops: {name}:{line_number}: {record}"), err=True)
             tally["bad records"] += 1
@@ -167,12 +186,13 @@ def _validate_records(
             tally["bad records"] += 1
             code = ExitCode.TOOL_FAILURE
             continue
-        versions = (
-            record.schema_version or request_versions[0],
-            record.prompt_version or request_versions[1],
-        )
         try:
-            outcome = _parse(parser, record.raw, changed_files, versions)
+            outcome = parse(
+                record.raw,
+                changed_files,
+                schema_version=record.schema_version or schema_default,
+                prompt_version=record.prompt_version or prompt_default,
+            )
         except Exception as problem:  # whatever fails on one record makes it bad; the others go on
             if isinstance(problem, MemoryError):
                 raise
@@ -180,20 +200,26 @@ def _validate_records(
             tally["bad records"] += 1
             code = ExitCode.TOOL_FAILURE
             continue
-        tally[outcome.outcome] += 1
-        if outcome.reason is not None:
-            reasons[str(outcome.reason)] += 1
-        drops.update(str(d.code) for d in outcome.diagnostics if d.level == WARNING)
-        tally["findings seen"] += outcome.findings_seen
-        tally["findings kept"] += outcome.findings_kept
-        if code != ExitCode.TOOL_FAILURE:
-            code = max(code, _exit_code(outcome, strict_warnings))
+        diagnostics = outcome.diagnostics
+        if code < ExitCode.FAILED:  # past that, no outcome raises it (bad records set it directly)
+            code = max(code, codes[not outcome.accepted, any(d.level == WARNING for d in diagnostics)])
         if out is not None:
             out.write(record.response_id, outcome)
         else:
             rid = record.response_id
             click.echo(one_line(f"{rid if rid is not None else f'line {line_number}'}: {describe(outcome)[0]}"))
-    if output_format == "text":
+        if summary:
+            tally[outcome.outcome] += 1
+            if outcome.reason is not None:
+                reasons[str(outcome.reason)] += 1
+            for d in diagnostics:
+                if d.level == WARNING:
+                    drops[str(d.code)] += 1
+            seen += outcome.findings_seen
+            kept += outcome.findings_kept
+    if summary:
+        tally["findings seen"] += seen
+        tally["findings kept"] += kept
         click.echo(_batch_summary(tally, reasons, drops))
     return code
 
@@ -232,16 +258,20 @@ class _JsonLines:
     def write(self, response_id: Any, outcome: ParseOutcome) -> None:
         # A clean accepted outcome still holds the parser's typed result: encoding it directly gives the bytes
         # msgspec.to_builtins + encode would (the same encoder rules), without the intermediate dicts.
-        typed = getattr(outcome, "_typed", None)
+        typed = outcome._typed
+        reason = outcome.reason
+        diagnostics = outcome.diagnostics
         line = _OutcomeLine(
             response_id,
             outcome.outcome,
-            None if outcome.reason is None else str(outcome.reason),
+            None if reason is None else str(reason),
             typed if typed is not None else outcome.result,
             [
                 _DiagnosticLine(str(d.code), d.level, d.path, d.finding_index, d.finding_id, d.message)
-                for d in outcome.diagnostics
-            ],
+                for d in diagnostics
+            ]
+            if diagnostics
+            else [],  # most outcomes are clean: no comprehension to run
         )
         buffer = self._buffer
         self._encode_into(line, buffer, -1)
@@ -261,16 +291,6 @@ def _regular(source: IO[bytes]) -> bool:
         return stat.S_ISREG(os.fstat(source.fileno()).st_mode)
     except (OSError, ValueError, AttributeError):  # no file descriptor (a test's BytesIO): stream it
         return False
-
-
-def _records(source: IO[bytes], name: str) -> Iterator[tuple[int, BatchRecord | str]]:
-    """Each JSONL line as a record, or as a one-line description of what is wrong with it."""
-    for number, line in iter_lines(source, name):
-        if line is None:
-            yield number, line_limit_problem()
-        elif line.strip():
-            record = decode_line(BATCH_DECODER, line)
-            yield number, record
 
 
 def _one_line(problem: BaseException, limit: int = 200) -> str:

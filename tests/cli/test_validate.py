@@ -204,6 +204,32 @@ def test_batch_without_bad_records_exits_on_the_worst_outcome(tmp_path: Path) ->
     assert done.stdout.splitlines()[-2:] == ["1 response: 1 accepted, 0 rejected", "findings: 2 of 2 kept"]
 
 
+def test_batch_skips_blank_lines_and_exits_on_the_worst_outcome_in_any_order(tmp_path: Path) -> None:
+    clean = json.dumps({"raw": json.dumps(response())})
+    warned = json.dumps({"raw": json.dumps(response([finding(1), finding(2, severity="x")]))})
+    rejected = json.dumps({"raw": json.dumps(response(schema_version="9.0"))})
+    batch = tmp_path / "batch.jsonl"
+
+    def validate_batch(*lines: str, output: str = "json") -> subprocess.CompletedProcess[str]:
+        batch.write_text("".join(line + "\n" for line in lines))
+        args = ["--contract", "review-result", "--strict-warnings", *CHANGED_ARGS, "--format", output]
+        return run("validate", *args, "--batch", str(batch))
+
+    assert validate_batch(clean, "", "  \t", warned, clean).returncode == 1  # blank lines are no records
+    assert validate_batch(warned, rejected, warned).returncode == 2
+    assert validate_batch(rejected, clean, warned).returncode == 2
+    after_blank = validate_batch(rejected, "", "{", warned)  # a bad record after a rejection still exits 3
+    assert after_blank.returncode == 3 and f"{batch}:3: not valid JSON" in after_blank.stderr
+    summary = validate_batch(warned, "", rejected, clean, warned, output="text")
+    assert summary.returncode == 2
+    assert summary.stdout.splitlines()[-4:] == [
+        "4 responses: 3 accepted, 1 rejected",
+        "findings: 4 of 6 kept",
+        "rejections: incompatible_version 1",
+        "drops and warnings: invalid_enum 2",
+    ]
+
+
 def test_batch_output_is_streamed_before_input_ends() -> None:
     process = subprocess.Popen(
         [
