@@ -38,8 +38,8 @@ def test_reading_a_store_never_imports_pyarrow(project: Path, write_log: Callabl
     store = project / "diagnostics.duckdb"
     run = [sys.executable, "-c", _RUN, "--root", str(project), "ingest", str(log), "--store", str(store)]
     assert subprocess.run(run, capture_output=True, check=False).returncode == 0
+    rates = ["rates", "--contract", "review-result", "--store", str(store)]
     done = subprocess.run(
-        [sys.executable, "-c", _READ, "--root", str(project), "rates", "--contract", "review-result", "--store", str(store)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [sys.executable, "-c", _READ, "--root", str(project), *rates], capture_output=True, text=True, check=False
+    )
     assert json.loads(done.stdout.splitlines()[-1]) == {"code": 0, "loaded": []}, done.stderr
