@@ -55,7 +55,7 @@ def read_source(
     CI checkout without the store, must not let a gate, a report or ``rates`` judge nothing as clean."""
     import duckdb  # loads only for commands that read the store
 
-    from promptops.store import Store, open_parquet
+    from promptops.store import Store
     from promptops.store.errors import StoreError, store_error
 
     path, display = store_location(project, store_path)
@@ -67,6 +67,8 @@ def read_source(
         return
     try:  # a damaged file or a full disk met by any query of the caller: one line, exit 3
         if path.is_dir():
+            from promptops.store import open_parquet  # pyarrow and numpy: only for a Parquet export
+
             with closing(open_parquet(path, display=display)) as con:
                 yield SqlSource(con)
         elif not path.exists():

@@ -7,10 +7,8 @@ from __future__ import annotations
 import fcntl
 import glob
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,6 +58,8 @@ def create_atomic(path: Path, data: bytes, *, mode: int | None = None, shown: st
 
 
 def _publish(path: Path, data: bytes | Iterable[bytes], mode: int | None, shown: str | None, *, replace: bool) -> None:
+    import tempfile  # imports shutil, random and the compressors: only for commands that write
+
     name = shown if shown is not None else str(path)
     temporary: str | None = None
     try:
@@ -136,6 +136,9 @@ def directory_lock(directory: Path, shown: str, *, wait: bool) -> Iterator[None]
 @contextmanager
 def private_staging(parent: Path, prefix: str, shown: str) -> Iterator[Path]:
     """A new directory under ``parent`` that only this run uses, locked while it lives and removed at the end."""
+    import shutil
+    import tempfile
+
     try:
         staging = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
         descriptor = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))

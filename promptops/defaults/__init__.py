@@ -9,7 +9,6 @@ schemas come from the same place). ``heads/<contract>.j2`` are starting points f
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 # How outputs name a packaged file: not a repository path, so it must not look like one.
@@ -18,8 +17,10 @@ PACKAGE_PREFIX = "<promptops>/"
 
 def location() -> Path:
     """The directory holding the packaged defaults (installed packages are plain directories)."""
-    found = resources.files(__name__)
-    if not isinstance(found, Path):  # pragma: no cover - a zipped install; promptops ships as a wheel
+    # What importlib.resources.files() answers for a package on disk, without importing importlib.resources
+    # (tempfile, shutil, random and the compressors: a cost at every start-up).
+    found = Path(__file__).parent
+    if not found.is_dir():  # pragma: no cover - a zipped install; promptops ships as a wheel
         raise RuntimeError("promptops must be installed as a directory, not imported from a zip archive")
     return found
 
