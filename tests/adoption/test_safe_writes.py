@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.adoption.test_crash_points import DATE, NOW, PLAN, STRACE, _env, _project
 
 _RUN = "import sys; from promptops.cli import run; sys.exit(run(sys.argv[1:]))"
@@ -40,6 +42,7 @@ def test_init_under_a_file_size_limit_leaves_pyproject_whole_and_names_it(tmp_pa
     assert [p.name for p in root.iterdir() if p.name.endswith(".tmp")] == []
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 def test_a_killed_rollback_leaves_temp_files_the_next_run_removes(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", "rollback")
     args = ["--root", str(root), "rollout", "rollback", PLAN, "--reason", "r", "--by", "t", "--now", NOW]
@@ -58,6 +61,7 @@ def test_a_killed_rollback_leaves_temp_files_the_next_run_removes(tmp_path: Path
     assert not os.path.exists(root)
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 def test_a_cut_killed_before_its_commit_is_rolled_back_by_the_next_cut_of_another_version(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", "cut")  # 1.0.0 released, the head pinned to 1.0.1
     args = ["--root", str(root), "release", "cut", "--contract", "review", "--date", DATE]

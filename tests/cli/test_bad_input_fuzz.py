@@ -99,6 +99,7 @@ def _clean(err: str) -> list[str]:
     return [x for x in lines if not x.startswith("promptops: warning: ")]
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 def test_generated_bad_log_lines(project: Path, cli: Cli, tmp_path: Path) -> None:
     rng = random.Random(SEED)
     logs = project / "logs"

@@ -172,6 +172,7 @@ def _apply(data: st.DataObject, target: Schema, edit: str) -> None:
         target["anyOf"] = [original, branch]
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_pairs_claims_hold(data: st.DataObject) -> None:
@@ -294,6 +295,7 @@ FAMILIES = {
 }
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

@@ -255,6 +255,7 @@ def _gitlab_job(repo: Path, **variables: str) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 def test_the_gitlab_job_fails_without_a_store_and_says_why(repo: Path) -> None:
     _at_canary(repo)
     done = _gitlab_job(repo, PROMPTOPS_ROLLOUT_GATE=PLAN, PROMPTOPS_RELEASE_CHECK="false")

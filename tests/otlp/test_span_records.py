@@ -186,6 +186,7 @@ _SPANS = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 @settings(max_examples=400, deadline=None)
 @given(_SPANS)
 def test_no_span_makes_the_conversion_raise(span: dict[str, Any]) -> None:

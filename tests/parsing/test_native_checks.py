@@ -292,6 +292,7 @@ def _depth(value: Any) -> int:
     return 0
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 @SETTINGS
 @given(JSON_TEXTS, st.integers(-2, 7))
 def test_plain_means_no_repeated_key_and_not_too_deep(text: str, max_depth: int) -> None:

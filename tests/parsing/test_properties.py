@@ -141,6 +141,7 @@ def test_arbitrary_bytes(checker: Checker, data: bytes) -> None:
     checker.check(data, CHANGED)
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 @SETTINGS
 @given(json_values)
 def test_arbitrary_json(checker: Checker, value: Any) -> None:
@@ -154,6 +155,7 @@ def test_near_valid_responses(checker: Checker, text: str) -> None:
     checker.check(text, CHANGED)
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 @SETTINGS
 @given(responses(), st.lists(st.sampled_from([*CHANGED, "./src/api/users.py", "/abs.py", "a/../b.py"]), max_size=4))
 def test_any_changed_files(checker: Checker, text: str, changed: list[str]) -> None:

@@ -87,6 +87,7 @@ def test_a_time_out_of_range_in_utc_is_a_bad_record(project: Path, capsys: pytes
     assert _stored(project) == ["ok"]
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 def test_a_line_too_long_is_a_bad_record(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from promptops.store.logs import MAX_LINE
 
@@ -272,6 +273,7 @@ def _limited(size: int) -> Callable[[], None]:
     return limit
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 def test_a_full_disk_is_reported_as_such(project: Path, write_log: Callable[..., Path]) -> None:
     write_log(project / "logs" / "a.jsonl", 20_000)
     completed = subprocess.run(

@@ -89,6 +89,7 @@ def diagnostics_lists(texts: st.SearchStrategy[str]) -> st.SearchStrategy[list[D
 encodable = st.text(max_size=12) | st.text(st.characters(min_codepoint=0x80, exclude_categories=["Cs"]), max_size=6)
 
 
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
 @settings(max_examples=300, deadline=None)
 @given(diagnostics_lists(encodable), st.data())
 def test_native_table_equals_the_reference(diagnostics: list[Diagnostic], data: st.DataObject) -> None:
