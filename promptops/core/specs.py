@@ -65,7 +65,7 @@ class Document:
 
         def hook(kind: type, value: Any) -> Any:
             if kind not in table:
-                raise NotImplementedError
+                raise NotImplementedError  # msgspec's dec_hook protocol: "not a type this hook converts"
             return table[kind](value)
 
         try:
