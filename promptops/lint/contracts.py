@@ -1,4 +1,6 @@
-"""Contracts as lint reads them (``load_contract(..., check_schemas=False)``), kept across runs by content.
+"""Contracts as lint reads them (``load_contract(..., check_schemas=False)``), kept across runs by content, with
+the features' sections of contract.yaml checked on every run (a bad one stops lint as it stops the command
+that reads it).
 
 A loaded contract depends only on its own files (contract.yaml and schemas/*.json) and on the code that
 compiles them. An entry's key is the exact bytes of the contract's files, the size and modification time of
@@ -30,15 +32,27 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
     """``load_contract(root, name, check_schemas=False)``, from the cache when nothing it reads has changed."""
     key = _key(root, name) if cache_dir is not None else None
     if key is None:
-        return load_contract(root, name, check_schemas=False)
+        return _sections(load_contract(root, name, check_schemas=False))
     entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, *key)
     cached = cache.load(entry)
     if isinstance(cached, Contract) and cached.name == name:
-        return cached
+        return _sections(cached)
     loaded = load_contract(root, name, check_schemas=False)
     if _key(root, name) == key:  # not edited while it loaded
         cache.store(entry, loaded)
-    return loaded
+    return _sections(loaded)
+
+
+def _sections(contract: Contract) -> Contract:
+    """``contract`` once its tiers, report filter and merge semantics read clean: ContractError otherwise."""
+    from promptops.merge.report_filter import report_filter  # light modules: core and parsing.tiers only
+    from promptops.parsing.semantics import merge_semantics
+    from promptops.parsing.tiers import tiers
+
+    tiers(contract)
+    report_filter(contract)
+    merge_semantics(contract)
+    return contract
 
 
 def _key(root: Path, name: str) -> list[str] | None:

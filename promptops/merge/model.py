@@ -8,9 +8,9 @@ from typing import Any
 
 from promptops.core.contract import Contract
 from promptops.core.policy import ParserPolicy
-from promptops.core.semantics import SEVERITY_WEIGHTS
 from promptops.merge.similarity import DEFAULT_THRESHOLD
 from promptops.parsing import ParseOutcome
+from promptops.parsing.semantics import SEVERITY_WEIGHTS
 
 
 @dataclass(frozen=True)

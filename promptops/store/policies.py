@@ -16,6 +16,7 @@ from promptops.core.contract import Contract, list_contracts, load_contract
 from promptops.core.policy import ParserPolicy
 from promptops.core.schema_verdicts import SchemaVerdicts
 from promptops.parsing import Parser
+from promptops.parsing.semantics import merge_semantics
 
 # A slot's parser and the request versions its policy implies (for contracts whose output declares none).
 Slot = tuple[Parser, str, str]
@@ -75,6 +76,7 @@ class ParserCache:
         def contract(name: str) -> Contract:
             if name not in loaded:
                 loaded[name] = load_contract(root, name, verdicts=verdicts)
+                merge_semantics(loaded[name])  # the finding ids read it: a bad section stops here, not mid-batch
             return loaded[name]
 
         cache = cls(contract, names.__contains__, resolver)
