@@ -88,14 +88,18 @@ class Contract:
         """What ``reader`` makes of contract.yaml, once per contract and its tiers: how a feature reads and checks
         its own section (tiers, report_filter, merge) against the full schemas. A SpecError it raises becomes
         ContractError naming the file, line and key, as when the contract loaded."""
-        base = self.untiered or self
+        base, source = self.untiered or self, f"{self.directory}/{CONTRACT_FILE}"
         if reader not in base._read:
             try:
-                document = specs.parse_yaml(base.config_text, f"{base.directory}/{CONTRACT_FILE}", quoted_keys=True)
-                base._read[reader] = reader(base, document)
+                if CONTRACT_FILE not in base._read:  # parsed once for all the features
+                    base._read[CONTRACT_FILE] = specs.parse_yaml(base.config_text, source, quoted_keys=True)
+                base._read[reader] = reader(base, base._read[CONTRACT_FILE])
             except specs.SpecError as problem:
                 raise ContractError(problem.source, problem.detail) from None
         return cast(T, base._read[reader])
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_read": {}}  # what was read is read again on demand (a Document holds a closure)
 
     @property
     def schema_versions(self) -> tuple[SchemaVersion, ...]:

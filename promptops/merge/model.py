@@ -17,8 +17,8 @@ from promptops.parsing.semantics import SEVERITY_WEIGHTS
 class ReviewerOutput:
     """One reviewer's raw answer and how to read it.
 
-    ``contract`` may be a tier of a contract (``Contract.tier("merge")``). ``policy`` defaults to the
-    contract's; its pins are also the request's versions for contracts whose output declares none.
+    ``contract`` may be a tier of a contract (``promptops.parsing.tiers.tier(contract, "merge")``). ``policy``
+    defaults to the contract's; its pins are also the request's versions for contracts whose output declares none.
     ``label`` names the reviewer when neither the output nor its findings do (agent-output has no reviewer
     field; the CLI uses the file name).
     """

@@ -22,6 +22,14 @@ from promptops.parsing.semantics import merge_semantics
 Slot = tuple[Parser, str, str]
 
 
+def ingest_contract(root: Path, name: str, verdicts: SchemaVerdicts | None = None) -> Contract:
+    """Contract ``name`` as ingest reads it: loaded, and its merge section read (the finding ids and the severity
+    column use it), so a bad section stops ingest here, not in the middle of a batch."""
+    contract = load_contract(root, name, verdicts=verdicts)
+    merge_semantics(contract)
+    return contract
+
+
 class PolicyResolver(Protocol):
     """``(contract_name, rollout_id, arm) -> ParserPolicy``.
 
@@ -75,8 +83,7 @@ class ParserCache:
 
         def contract(name: str) -> Contract:
             if name not in loaded:
-                loaded[name] = load_contract(root, name, verdicts=verdicts)
-                merge_semantics(loaded[name])  # the finding ids read it: a bad section stops here, not mid-batch
+                loaded[name] = ingest_contract(root, name, verdicts)
             return loaded[name]
 
         cache = cls(contract, names.__contains__, resolver)

@@ -5,12 +5,13 @@ command; the code-review-findings report filter decides as its format says."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from promptops import ContractError, load_contract
+from promptops import Contract, ContractError, load_contract
 from promptops.lint.contracts import load as lint_load
 from promptops.merge.report_filter import report_filter
 from promptops.parsing.semantics import merge_semantics
@@ -98,7 +99,11 @@ def test_broken_sections_name_the_file_and_key(tmp_path: Path, name: str, old: s
     """The contract loads; the feature that owns the section, and lint's loader, stop on it with one line."""
     root = _project(tmp_path, old, new)
     contract = load_contract(root, CRF)
-    for read in (READERS[name.split("-")[0]], lambda c: lint_load(root, CRF, None)):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    readers: list[Callable[[Contract], object]] = [READERS[name.split("-")[0]], lambda c: lint_load(root, CRF, None)]
+    readers += [lambda c: lint_load(root, CRF, str(cache))] * 2  # the second from lint's cache
+    for read in readers:
         with pytest.raises(ContractError) as info:
             read(contract)
         assert str(info.value).startswith(f"versions/{CRF}/")
