@@ -1,13 +1,11 @@
-"""Contracts as lint reads them (``load_contract(..., check_schemas=False)``), kept across runs by content, with
-the features' sections of contract.yaml checked on every run (a bad one stops lint as it stops the command
-that reads it).
+"""Contracts as lint reads them (``load_contract(..., check_schemas=False)``), kept across runs by content.
 
 A loaded contract depends only on its own files (contract.yaml and schemas/*.json) and on the code that
 compiles them. An entry's key is the exact bytes of the contract's files, the size and modification time of
 each loader module (what Python's own bytecode cache checks) and the Python and PyYAML versions, so an edited
 contract, an added or removed schema file or a changed loader is a miss and is loaded afresh (see
 ``promptops.lint.cache`` for where entries live). Only loaded contracts are cached: a contract that fails to
-load raises on every run.
+load raises on every run. Each run, cached or not, reads the features' sections of contract.yaml (``_sections``).
 """
 
 from __future__ import annotations
@@ -45,13 +43,11 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
 
 def _sections(contract: Contract) -> Contract:
     """``contract`` once its tiers, report filter and merge semantics read clean: ContractError otherwise."""
-    from promptops.merge.report_filter import report_filter  # light modules: core and parsing.tiers only
-    from promptops.parsing.semantics import merge_semantics
-    from promptops.parsing.tiers import tiers
+    from promptops.merge import report_filter  # light modules: core and parsing.tiers only
+    from promptops.parsing import semantics, tiers
 
-    tiers(contract)
-    report_filter(contract)
-    merge_semantics(contract)
+    for read in (tiers.tiers, report_filter.report_filter, semantics.merge_semantics):
+        read(contract)
     return contract
 
 
