@@ -13,7 +13,7 @@ from promptops.cli.review_gate import load_topology
 from promptops.core.contract import load_contract
 from promptops.core.errors import PromptopsError
 from promptops.core.lock import ReleaseLock, dump_lock, parse_lock
-from promptops.lint import RULES_BY_CODE, parse_config
+from promptops.lint import RULES_BY_CODE, contracts, parse_config
 from promptops.lint.rules import UNSUPPRESSIBLE
 from promptops.rollout.plan import load_plan
 from tests.conftest import Cli
@@ -36,6 +36,7 @@ def _contract(tmp: Path, text: str) -> None:
     shutil.copytree(REPO_ROOT / "versions" / "review-result", tmp / "versions" / "review-result")
     (tmp / "versions" / "review-result" / "contract.yaml").write_text(text, encoding="utf-8")
     load_contract(tmp, "review-result")
+    contracts.load(tmp, "review-result", None)  # as lint reads it: the features' sections too (merge: ...)
 
 
 def _pyproject(tmp: Path, text: str) -> None:

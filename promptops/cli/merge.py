@@ -18,6 +18,7 @@ from promptops.core.files import read_input
 from promptops.core.outcomes import ExitCode
 from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.merge import FORMATS, MergeOptions, ReviewerOutput, merge, to_markdown, to_result, to_sarif
+from promptops.parsing import tiers
 
 # The contract merge writes its result in: the agent-output aggregator returns an AgentOutput.
 RESULT_CONTRACT = "agent-output"
@@ -132,7 +133,7 @@ def _reader(
     name, tier, path = _spec(spec)
     contract = project.contract(name)
     if tier is not None:
-        contract = contract.tier(tier)
+        contract = tiers.tier(contract, tier)
     policy = contract.default_policy.with_overrides(
         schema_floor=_version(schema_versions.get(name), SchemaVersion.parse, "--schema-version"),
         prompt_version=_version(prompt_versions.get(name), PromptVersion.parse, "--prompt-version"),

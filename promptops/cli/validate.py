@@ -21,7 +21,7 @@ from promptops.core.outcomes import ExitCode, exit_code, verdict_of
 from promptops.core.specs import decode_line
 from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.core.wording import count
-from promptops.parsing import ChangedFiles, ParseOutcome, Parser
+from promptops.parsing import ChangedFiles, ParseOutcome, Parser, tiers
 from promptops.parsing.diagnostics import ERROR, WARNING
 from promptops.store.logs import BATCH_DECODER, BatchRecord
 
@@ -76,7 +76,7 @@ def validate(
     """
     contract = project.contract(contract_name)
     if tier is not None:
-        contract = contract.tier(tier)
+        contract = tiers.tier(contract, tier)
     policy = contract.default_policy.with_overrides(
         schema_floor=_parse_version(schema_floor, SchemaVersion.parse),
         prompt_version=_parse_version(prompt_pin, PromptVersion.parse),

@@ -11,21 +11,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import msgspec
 
 from promptops import defaults
 from promptops.core import specs, strict_yaml
-from promptops.core.errors import ContractError, PolicyError, VersionError
+from promptops.core.errors import ContractError, VersionError
 from promptops.core.policy import Limits, ParserPolicy
-from promptops.core.report_filter import ReportFilter, check_report_filter, read_report_filter
-from promptops.core.semantics import MergeSemantics, check_merge_semantics, read_merge_semantics
 from promptops.core.shape import OutputShape, check_nesting, check_patterns, compile_shape
-from promptops.core.tiers import Tier, check_tiers, derive_shape, read_tiers
 from promptops.core.versioning import SchemaVersion
 
 if TYPE_CHECKING:
@@ -36,6 +33,7 @@ CONTRACT_FILE = "contract.yaml"
 
 
 _Name = Annotated[str, msgspec.Meta(min_length=1)]
+T = TypeVar("T")
 
 
 class FieldRoles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -81,19 +79,27 @@ class Contract:
     schema_files: Mapping[SchemaVersion, str]  # repo-relative paths
     directory: str  # repo-relative; <promptops>/versions/<name> for a packaged contract
     extra: Mapping[str, Any] = field(default_factory=dict)  # contract-specific settings
-    tiers: Mapping[str, Tier] = field(default_factory=dict)  # named views of the schema (promptops.core.tiers)
-    tier_name: str | None = None  # set on the contract ``tier()`` returns
-    report_filter: ReportFilter | None = None  # which valid findings a report shows (promptops.core.report_filter)
-    merge: MergeSemantics | None = None  # common severity/confidence scales (promptops.core.semantics)
+    config_text: str = ""  # contract.yaml as written: the features read their sections from it (``read``)
+    tier_name: str | None = None  # set on a tier of a contract (promptops.parsing.tiers)
+    untiered: Contract | None = field(default=None, compare=False, repr=False)  # what a tier was made from
+    _read: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
-    def tier(self, name: str) -> Contract:
-        """This contract seen through tier ``name``: same policy and roles, shapes derived by the tier."""
-        spec = self.tiers.get(name)
-        if spec is None:
-            known = ", ".join(self.tiers) or "none"
-            raise PolicyError(f"contract {self.name} has no tier {name!r} (tiers: {known})")
-        shapes = {version: derive_shape(shape, spec) for version, shape in self.shapes.items()}
-        return replace(self, shapes=shapes, tier_name=name)
+    def read(self, reader: Callable[[Contract, specs.Document], T]) -> T:
+        """What ``reader`` makes of contract.yaml, once per contract and its tiers: how a feature reads and checks
+        its own section (tiers, report_filter, merge) against the full schemas. A SpecError it raises becomes
+        ContractError naming the file, line and key, as when the contract loaded."""
+        base, source = self.untiered or self, f"{self.directory}/{CONTRACT_FILE}"
+        if reader not in base._read:
+            try:
+                if CONTRACT_FILE not in base._read:  # parsed once for all the features
+                    base._read[CONTRACT_FILE] = specs.parse_yaml(base.config_text, source, quoted_keys=True)
+                base._read[reader] = reader(base, base._read[CONTRACT_FILE])
+            except specs.SpecError as problem:
+                raise ContractError(problem.source, problem.detail) from None
+        return cast(T, base._read[reader])
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_read": {}}  # what was read is read again on demand (a Document holds a closure)
 
     @property
     def schema_versions(self) -> tuple[SchemaVersion, ...]:
@@ -114,7 +120,7 @@ class _PolicySpec(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class _ContractSpec(msgspec.Struct, forbid_unknown_fields=True):
-    """contract.yaml; tiers, report_filter and merge are read by their features."""
+    """contract.yaml; tiers, report_filter and merge are read by their features (``Contract.read``)."""
 
     contract: _Name
     items: _Name
@@ -126,9 +132,9 @@ class _ContractSpec(msgspec.Struct, forbid_unknown_fields=True):
     limits: Limits = Limits()
     null_means_absent: bool = False
     extra: dict[str, Any] = {}
-    tiers: dict[str, Any] | None = None
-    report_filter: dict[str, Any] | None = None
-    merge: dict[str, Any] | None = None
+    tiers: Any = None
+    report_filter: Any = None
+    merge: Any = None
 
 
 def contracts_dir(root: Path) -> Path:
@@ -192,10 +198,13 @@ def load_contract(
     config_path = directory / CONTRACT_FILE
     config_rel = f"{rel_dir}/{CONTRACT_FILE}"
     try:
-        document = specs.read_yaml(config_path, config_rel, quoted_keys=True)
+        text = strict_yaml.read_text(config_path)
+        document = specs.parse_yaml(text, config_rel, quoted_keys=True)
         if not isinstance(document.data, Mapping):
             raise specs.SpecError(config_rel, "must be a YAML mapping")
         spec = document.convert(_ContractSpec, parsers=specs.VERSIONS)
+    except strict_yaml.YamlProblem as problem:
+        raise ContractError(config_rel, str(problem)) from None
     except specs.SpecError as problem:
         raise ContractError(config_rel, problem.detail) from None
     if spec.contract != name:
@@ -210,12 +219,6 @@ def load_contract(
         allow_prompt_patch_drift=spec.policy.allow_prompt_patch_drift,
         limits=spec.limits,
     )
-    try:  # the features read their own sections
-        tiers = read_tiers(document)
-        report_filter = read_report_filter(document)
-        merge = read_merge_semantics(document)
-    except specs.SpecError as problem:
-        raise ContractError(config_rel, problem.detail) from None
 
     shapes: dict[SchemaVersion, OutputShape] = {}
     files: dict[SchemaVersion, str] = {}
@@ -233,7 +236,6 @@ def load_contract(
                 verdicts.remember_valid(schema)
         shape = compile_shape(schema, version, items, rel)
         _check_roles(shape, roles, versions, rel)
-        _check_sections(shape, roles, tiers, report_filter, merge, rel)
         shapes[version] = shape
         files[version] = rel
     if not shapes:
@@ -253,9 +255,7 @@ def load_contract(
         schema_files=files,
         directory=rel_dir,
         extra=spec.extra,
-        tiers=tiers,
-        report_filter=report_filter,
-        merge=merge,
+        config_text=text,
     )
 
 
@@ -292,23 +292,6 @@ def _check_roles(shape: OutputShape, roles: FieldRoles, versions: VersionFields,
         rule = shape.top.properties.get(name)
         if rule is None or name not in shape.top.required or rule.types != frozenset({"string"}):
             raise ContractError(source, f"versions.{role} {name!r} must be a required top-level string property")
-
-
-def _check_sections(
-    shape: OutputShape,
-    roles: FieldRoles,
-    tiers: Mapping[str, Tier],
-    report_filter: ReportFilter | None,
-    merge: MergeSemantics | None,
-    source: str,
-) -> None:
-    check_tiers(tiers, shape, set(roles.names), source)
-    if report_filter is not None:
-        check_report_filter(report_filter, shape, source)
-        for tier in tiers.values():  # the filter must still work on every tier's findings
-            check_report_filter(report_filter, derive_shape(shape, tier), source, f" (tier {tier.name})")
-    if merge is not None:
-        check_merge_semantics(merge, shape, roles.id, source)
 
 
 def _read_json(path: Path, rel: str) -> Any:

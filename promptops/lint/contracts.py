@@ -5,7 +5,7 @@ compiles them. An entry's key is the exact bytes of the contract's files, the si
 each loader module (what Python's own bytecode cache checks) and the Python and PyYAML versions, so an edited
 contract, an added or removed schema file or a changed loader is a miss and is loaded afresh (see
 ``promptops.lint.cache`` for where entries live). Only loaded contracts are cached: a contract that fails to
-load raises on every run.
+load raises on every run. Each run, cached or not, reads the features' sections of contract.yaml (``_sections``).
 """
 
 from __future__ import annotations
@@ -30,15 +30,25 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
     """``load_contract(root, name, check_schemas=False)``, from the cache when nothing it reads has changed."""
     key = _key(root, name) if cache_dir is not None else None
     if key is None:
-        return load_contract(root, name, check_schemas=False)
+        return _sections(load_contract(root, name, check_schemas=False))
     entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, *key)
     cached = cache.load(entry)
     if isinstance(cached, Contract) and cached.name == name:
-        return cached
+        return _sections(cached)
     loaded = load_contract(root, name, check_schemas=False)
     if _key(root, name) == key:  # not edited while it loaded
         cache.store(entry, loaded)
-    return loaded
+    return _sections(loaded)
+
+
+def _sections(contract: Contract) -> Contract:
+    """``contract`` once its tiers, report filter and merge semantics read clean: ContractError otherwise."""
+    from promptops.merge import report_filter  # light modules: core and parsing.tiers only
+    from promptops.parsing import semantics, tiers
+
+    for read in (tiers.tiers, report_filter.report_filter, semantics.merge_semantics):
+        read(contract)
+    return contract
 
 
 def _key(root: Path, name: str) -> list[str] | None:

@@ -4,7 +4,7 @@
    contributes no findings and is reported as such.
 2. Report filters (e.g. code-review-findings') hold back findings below their threshold; each is listed with its reason.
 3. Every kept finding is put on the common scales of its contract's ``merge:`` section
-   (``promptops.core.semantics``): a severity weight and a confidence in [0, 1].
+   (``promptops.parsing.semantics``): a severity weight and a confidence in [0, 1].
 4. Duplicates are linked and merged (connected components, so the result does not depend on input order):
    - *same id*: both contracts declare ``global_ids`` (reviewer-finding: the id hashes file+line+description) and the
      ids are equal, and so are the files; equal ids on different files are a collision, not one issue;
@@ -26,7 +26,6 @@ from typing import Any
 
 from promptops.core.contract import Contract
 from promptops.core.errors import ContractError
-from promptops.core.semantics import MergeSemantics, section_hint, unmapped_severities
 from promptops.merge import similarity
 from promptops.merge.model import (
     MergedFinding,
@@ -37,7 +36,9 @@ from promptops.merge.model import (
     SourceReport,
     SuppressedFinding,
 )
+from promptops.merge.report_filter import report_filter
 from promptops.parsing import ChangedFiles, Parser, normalize_repo_path
+from promptops.parsing.semantics import MergeSemantics, merge_semantics, section_hint, unmapped_severities
 
 _TITLE_LIMIT = 80
 _FIRST_CLAUSE = re.compile(r"(?<=[.!?])\s|:\s")
@@ -71,13 +72,13 @@ def merge(
         result = outcome.result if outcome.accepted else None
         reviewer = _output_reviewer(output, semantics, result)
         held = 0
+        screen = report_filter(output.contract) if options.report_filters else None
         for finding in (result or {}).get(output.contract.items, []):
             source = _source_finding(output, semantics, reviewer, finding, len(kept) + len(suppressed))
-            report_filter = output.contract.report_filter
-            decision = report_filter.decide(finding) if report_filter and options.report_filters else None
+            decision = screen.decide(finding) if screen else None
             if decision is not None and not decision.reported:
-                assert report_filter is not None and decision.rule is not None
-                suppressed.append(SuppressedFinding(source, report_filter.reason(finding, decision.rule)))
+                assert screen is not None and decision.rule is not None
+                suppressed.append(SuppressedFinding(source, screen.reason(finding, decision.rule)))
                 held += 1
             else:
                 kept.append(source)
@@ -90,17 +91,18 @@ def merge(
 
 def _semantics(contract: Contract) -> MergeSemantics:
     source = f"{contract.directory}/contract.yaml"
-    if contract.merge is None:
+    semantics = merge_semantics(contract)
+    if semantics is None:
         raise ContractError(
             source,
             "no merge section: promptops merge cannot put its findings on a common scale; add to it "
             + section_hint(contract.shape(contract.default_policy.schema_floor), contract.roles.names),
         )
     for version, shape in contract.shapes.items():
-        missing = unmapped_severities(contract.merge, shape)
+        missing = unmapped_severities(semantics, shape)
         if missing:
             raise ContractError(source, f"merge.severity.map does not map {missing} (schema {version})")
-    return contract.merge
+    return semantics
 
 
 def _output_reviewer(output: ReviewerOutput, semantics: MergeSemantics, result: Mapping[str, Any] | None) -> str:

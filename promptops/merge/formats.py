@@ -17,9 +17,9 @@ from promptops.core import sarif
 from promptops.core.contract import Contract
 from promptops.core.errors import ContractError
 from promptops.core.escape import one_line
-from promptops.core.semantics import SEVERITY_WEIGHTS, MergeSemantics, section_hint
 from promptops.core.wording import count
 from promptops.merge.model import MergedFinding, MergedReport
+from promptops.parsing.semantics import SEVERITY_WEIGHTS, MergeSemantics, merge_semantics, section_hint
 
 FORMATS = ("md", "json", "sarif")
 FINDING_EXTRAS = ("confidence", "score", "rank", "reported_by")
@@ -171,7 +171,7 @@ def to_sarif(report: MergedReport, tool_version: str) -> dict[str, Any]:
 
 def _writable(target: Contract) -> MergeSemantics:
     source = f"{target.directory}/contract.yaml"
-    semantics = target.merge
+    semantics = merge_semantics(target)
     if semantics is None:
         raise ContractError(
             source,

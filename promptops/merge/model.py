@@ -8,17 +8,17 @@ from typing import Any
 
 from promptops.core.contract import Contract
 from promptops.core.policy import ParserPolicy
-from promptops.core.semantics import SEVERITY_WEIGHTS
 from promptops.merge.similarity import DEFAULT_THRESHOLD
 from promptops.parsing import ParseOutcome
+from promptops.parsing.semantics import SEVERITY_WEIGHTS
 
 
 @dataclass(frozen=True)
 class ReviewerOutput:
     """One reviewer's raw answer and how to read it.
 
-    ``contract`` may be a tier of a contract (``Contract.tier("merge")``). ``policy`` defaults to the
-    contract's; its pins are also the request's versions for contracts whose output declares none.
+    ``contract`` may be a tier of a contract (``promptops.parsing.tiers.tier(contract, "merge")``). ``policy``
+    defaults to the contract's; its pins are also the request's versions for contracts whose output declares none.
     ``label`` names the reviewer when neither the output nor its findings do (agent-output has no reviewer
     field; the CLI uses the file name).
     """

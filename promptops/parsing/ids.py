@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from promptops.core.contract import Contract
 from promptops.parsing.diagnostics import ParseOutcome
+from promptops.parsing.semantics import merge_semantics
 
 MARKER_PREFIX = "<!-- promptops:finding "
 # The marker as rendered by ``marker``; ids hold no whitespace and no "-->" (checked when rendering).
@@ -63,7 +64,7 @@ def _fields(contract: Contract) -> _Fields:
     cached = _FIELDS.get(id(contract))
     if cached is not None and cached[0] is contract:
         return cached[1]
-    roles, merge = contract.roles, contract.merge
+    roles, merge = contract.roles, merge_semantics(contract)
     fields = _Fields(
         contract.items,
         roles.id,

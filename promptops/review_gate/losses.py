@@ -19,6 +19,7 @@ from typing import Any
 from promptops.core.contract import Contract
 from promptops.merge import SourceReport
 from promptops.parsing.diagnostics import Diagnostic
+from promptops.parsing.semantics import merge_semantics
 from promptops.review_gate.signals import Origin, ReviewSignal, Severity, SignalKind, infer_role
 
 BLOCKING_LEVEL = "critical"  # the highest common severity (P0 and "critical" map to it)
@@ -50,7 +51,7 @@ def blocking_severity(contract: Contract, written: Any) -> bool:
     folded = written.strip().casefold()
     if folded == BLOCKING_LEVEL:
         return True
-    semantics = contract.merge
+    semantics = merge_semantics(contract)
     if semantics is None:
         return False
     return any(key.casefold() == folded and common == BLOCKING_LEVEL for key, common in semantics.severity_map.items())
@@ -124,7 +125,8 @@ def _field(contract: Contract, finding: Mapping[str, Any] | None, role: str) -> 
     if finding is None:
         return None
     if role == "severity":
-        name = contract.merge.severity_field if contract.merge is not None else "severity"
+        semantics = merge_semantics(contract)
+        name = semantics.severity_field if semantics is not None else "severity"
     else:
         name = contract.roles.path or "file"
     return finding.get(name)

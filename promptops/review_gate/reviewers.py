@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from promptops.core.contract import Contract
 from promptops.merge import MergedFinding, ReviewerOutput, merge
-from promptops.parsing import ChangedFiles
+from promptops.parsing import ChangedFiles, tiers
 from promptops.review_gate.errors import ReviewGateError
 from promptops.review_gate.losses import lost_signals
 from promptops.review_gate.providers import EvidenceContext, ProviderReport
@@ -72,12 +72,12 @@ class ReviewerOutputs:
                 signals.append(self._unevaluated(f"{artifact}: unknown contract {name!r} (known: {known})", artifact))
                 continue
             if tier is not None:
-                if tier not in contract.tiers:
+                if tier not in tiers.tiers(contract):
                     signals.append(
                         self._unevaluated(f"{artifact}: contract {contract.name} has no tier {tier!r}", artifact)
                     )
                     continue
-                contract = contract.tier(tier)
+                contract = tiers.tier(contract, tier)
             raw = _read_output(context, artifact, contract.default_policy.limits.max_bytes)
             outputs.append(ReviewerOutput(contract=contract, raw=raw, source=artifact, label=match["name"]))
         report = merge(outputs, self.changed_files)

@@ -22,8 +22,8 @@ from promptops import defaults
 from promptops.core import strict_yaml
 from promptops.core.contract import CONTRACT_FILE, VERSIONS_DIR, check_contract_name, check_metaschema, locate_contract
 from promptops.core.errors import PromptopsError
-from promptops.core.semantics import propose_section
 from promptops.core.versioning import PromptVersion, SchemaVersion
+from promptops.parsing.semantics import merge_semantics, propose_section
 from promptops.render.renderer import TEMPLATES_DIR
 
 ROLLOUT_DIR = "rollout"
@@ -302,7 +302,7 @@ def check_contract(
     with its schemas checked, its head lints clean and renders. ``lint`` returns error lines."""
     from promptops.core.contract import load_contract
 
-    load_contract(scratch, name)
+    merge_semantics(load_contract(scratch, name))  # the section plan_contract proposed reads clean
     problems = lint(scratch, [scratch / TEMPLATES_DIR / f"{name}.j2"])
     if problems:
         raise ScaffoldError(f"the scaffolded head does not lint clean: {problems[0]}")

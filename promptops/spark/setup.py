@@ -15,10 +15,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.core.contract import VERSIONS_DIR, list_contracts, load_contract
+from promptops.core.contract import VERSIONS_DIR, list_contracts
 from promptops.core.errors import PromptopsError
 from promptops.rollout.plan import ROLLOUT_DIR
-from promptops.store.policies import ParserCache
+from promptops.store.policies import ParserCache, ingest_contract
 
 _TEXT_SUFFIXES = (".yaml", ".yml", ".json", ".j2", ".md", ".txt")
 
@@ -32,7 +32,7 @@ class ParserSetup:
     @classmethod
     def from_project(cls, root: Path) -> ParserSetup:
         for name in list_contracts(root):
-            load_contract(root, name)  # fail here, on the driver, for a broken contract
+            ingest_contract(root, name)  # fail here, on the driver, for a broken contract
         found: list[tuple[str, str]] = []
         for top in (VERSIONS_DIR, ROLLOUT_DIR):
             base = root / top

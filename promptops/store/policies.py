@@ -16,9 +16,18 @@ from promptops.core.contract import Contract, list_contracts, load_contract
 from promptops.core.policy import ParserPolicy
 from promptops.core.schema_verdicts import SchemaVerdicts
 from promptops.parsing import Parser
+from promptops.parsing.semantics import merge_semantics
 
 # A slot's parser and the request versions its policy implies (for contracts whose output declares none).
 Slot = tuple[Parser, str, str]
+
+
+def ingest_contract(root: Path, name: str, verdicts: SchemaVerdicts | None = None) -> Contract:
+    """Contract ``name`` as ingest reads it: loaded, and its merge section read (the finding ids and the severity
+    column use it), so a bad section stops ingest here, not in the middle of a batch."""
+    contract = load_contract(root, name, verdicts=verdicts)
+    merge_semantics(contract)
+    return contract
 
 
 class PolicyResolver(Protocol):
@@ -74,7 +83,7 @@ class ParserCache:
 
         def contract(name: str) -> Contract:
             if name not in loaded:
-                loaded[name] = load_contract(root, name, verdicts=verdicts)
+                loaded[name] = ingest_contract(root, name, verdicts)
             return loaded[name]
 
         cache = cls(contract, names.__contains__, resolver)

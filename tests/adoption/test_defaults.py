@@ -15,6 +15,9 @@ import pytest
 
 from promptops import defaults
 from promptops.core.contract import load_contract, project_contracts
+from promptops.merge.report_filter import report_filter
+from promptops.parsing.semantics import merge_semantics
+from promptops.parsing.tiers import tiers
 from promptops.render.renderer import Renderer
 from tests.helpers import REPO_ROOT
 
@@ -28,9 +31,10 @@ def test_the_packaged_contract_equals_the_repository_copy(name: str, tmp_path: P
     ours = load_contract(REPO_ROOT, name)
     packaged = load_contract(tmp_path, name)  # an empty project: the packaged contract
     assert packaged.directory == f"<promptops>/versions/{name}"
-    for field in ("items", "roles", "versions", "null_means_absent", "coercions", "default_policy", "tiers"):
+    for field in ("items", "roles", "versions", "null_means_absent", "coercions", "default_policy"):
         assert getattr(packaged, field) == getattr(ours, field), field
-    assert (packaged.report_filter, packaged.merge) == (ours.report_filter, ours.merge)
+    for section in (tiers, report_filter, merge_semantics):
+        assert section(packaged) == section(ours), section.__name__
     for version, rel in ours.schema_files.items():
         mine = json.loads((REPO_ROOT / rel).read_text(encoding="utf-8"))
         shipped = json.loads((defaults.contracts_dir() / name / "schemas" / f"{version}.json").read_text("utf-8"))

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from promptops import Parser, SchemaVersion, load_contract
+from promptops.parsing.tiers import tier
 from tests.conftest import Cli
 from tests.helpers import REPO_ROOT
 
@@ -123,7 +124,7 @@ def test_an_unknown_tier_is_a_tool_failure(cli: Cli, tmp_path: Path) -> None:
 
 def test_a_tier_is_the_schema_minus_its_omitted_fields() -> None:
     full = load_contract(REPO_ROOT, "code-review-findings")
-    merge, detail = full.tier("merge"), full.tier("detail")
+    merge, detail = tier(full, "merge"), tier(full, "detail")
     v = SchemaVersion(1, 0)
     assert merge.tier_name == "merge" and merge.default_policy == full.default_policy
     assert set(full.shape(v).item.properties) - set(merge.shape(v).item.properties) == {"why_it_matters", "evidence"}

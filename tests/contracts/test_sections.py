@@ -1,17 +1,23 @@
-"""contract.yaml sections beyond parsing: tiers, the report filter and merge semantics. Broken sections stop
-loading with one line naming the file and key; the code-review-findings report filter decides as
-its format says."""
+"""contract.yaml sections beyond parsing: tiers, the report filter and merge semantics, each read by its feature.
+A broken section stops the feature that reads it, and lint, with one line naming the file and key, and no other
+command; the code-review-findings report filter decides as its format says."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from promptops import ContractError, load_contract
+from promptops import Contract, ContractError, load_contract
+from promptops.lint.contracts import load as lint_load
+from promptops.merge.report_filter import report_filter
+from promptops.parsing.semantics import merge_semantics
+from promptops.parsing.tiers import tier, tiers
 from promptops.render.renderer import Renderer
+from tests.conftest import Cli
 from tests.helpers import REPO_ROOT
 
 CRF = "code-review-findings"
@@ -85,22 +91,53 @@ BROKEN = [
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN])
-def test_broken_sections_name_the_file_and_key(tmp_path: Path, old: str, new: str, message: str) -> None:
+READERS = {"tier": tiers, "filter": report_filter, "merge": merge_semantics}
+
+
+@pytest.mark.parametrize(("name", "old", "new", "message"), BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_sections_name_the_file_and_key(tmp_path: Path, name: str, old: str, new: str, message: str) -> None:
+    """The contract loads; the feature that owns the section, and lint's loader, stop on it with one line."""
     root = _project(tmp_path, old, new)
-    with pytest.raises(ContractError) as info:
-        load_contract(root, CRF)
-    assert str(info.value).startswith(f"versions/{CRF}/")
-    assert message in str(info.value)
-    assert "\n" not in str(info.value)
+    contract = load_contract(root, CRF)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    readers: list[Callable[[Contract], object]] = [READERS[name.split("-")[0]], lambda c: lint_load(root, CRF, None)]
+    readers += [lambda c: lint_load(root, CRF, str(cache))] * 2  # the second from lint's cache
+    for read in readers:
+        with pytest.raises(ContractError) as info:
+            read(contract)
+        assert str(info.value).startswith(f"versions/{CRF}/")
+        assert message in str(info.value)
+        assert "\n" not in str(info.value)
+
+
+def test_a_bad_section_stops_the_commands_that_read_it_only(tmp_path: Path, cli: Cli) -> None:
+    root = _project(tmp_path, "field: confidence\n  rules:", "field: severity\n  rules:")
+    shutil.copytree(REPO_ROOT / "templates", root / "templates")
+    response = tmp_path / "r.json"
+    response.write_text('{"reviewer": "r", "findings": [], "residual_risks": [], "testing_gaps": []}', "utf-8")
+    problem = "report_filter.field 'severity' must be a numeric finding property"
+    line = f"promptops: error: versions/{CRF}/schemas/1.0.json: {problem}\n"
+    assert cli(root, "validate", "--contract", CRF, "--changed-file", "a.py", str(response))[0] == 0
+    assert cli(root, "lint") == (3, "", line)
+    assert cli(root, "merge", f"{CRF}={response}", "--changed-file", "a.py") == (3, "", line)
+    assert cli(root, "merge", f"{CRF}={response}", "--changed-file", "a.py", "--no-report-filter")[0] == 0
+
+
+def test_a_tier_reads_the_sections_of_its_contract() -> None:
+    """merge.message names why_it_matters, which the merge tier omits: sections are checked on the full schema."""
+    compact = tier(load_contract(REPO_ROOT, CRF), "merge")
+    assert merge_semantics(compact) is not None and list(tiers(compact)) == ["detail", "merge"]
+    assert report_filter(compact) is not None
 
 
 def test_every_contract_in_the_repository_loads_with_its_sections() -> None:
     crf = load_contract(REPO_ROOT, CRF)
-    assert list(crf.tiers) == ["detail", "merge"] and crf.report_filter is not None and crf.merge is not None
+    assert list(tiers(crf)) == ["detail", "merge"] and report_filter(crf) is not None
+    assert merge_semantics(crf) is not None
     for name in ("review-result", "agent-output", "reviewer-finding"):
         contract = load_contract(REPO_ROOT, name)
-        assert contract.merge is not None and not contract.tiers and contract.report_filter is None
+        assert merge_semantics(contract) is not None and not tiers(contract) and report_filter(contract) is None
 
 
 def _finding(severity: str, confidence: Any) -> dict[str, Any]:
@@ -124,28 +161,28 @@ FILTER_TABLE = [
 
 @pytest.mark.parametrize(("severity", "confidence", "reported"), FILTER_TABLE)
 def test_seed_001_report_filter(severity: str, confidence: int, reported: bool) -> None:
-    report_filter = load_contract(REPO_ROOT, CRF).report_filter
-    assert report_filter is not None
-    assert report_filter.decide(_finding(severity, confidence)).reported is reported
+    screen = report_filter(load_contract(REPO_ROOT, CRF))
+    assert screen is not None
+    assert screen.decide(_finding(severity, confidence)).reported is reported
 
 
 def test_suppressed_findings_are_accounted_for() -> None:
-    report_filter = load_contract(REPO_ROOT, CRF).report_filter
-    assert report_filter is not None
+    screen = report_filter(load_contract(REPO_ROOT, CRF))
+    assert screen is not None
     findings = [_finding(s, c) for s, c, _ in FILTER_TABLE]
-    result = report_filter.apply(findings)
+    result = screen.apply(findings)
     assert len(result.reported) + len(result.suppressed) == len(findings)
     assert [s.position for s in result.suppressed] == [i for i, row in enumerate(FILTER_TABLE) if not row[2]]
     assert result.suppressed[0].reason == ("confidence 0 is below the threshold (severity P0: confidence >= 50)")
     assert result.suppressed[2].reason == "confidence 50 is below the threshold (confidence >= 75)"
-    assert report_filter.decide({"severity": "P1"}).reported  # nothing to judge: reported, never hidden
+    assert screen.decide({"severity": "P1"}).reported  # nothing to judge: reported, never hidden
 
 
 def test_rendering_a_tier_lists_its_fields_only() -> None:
     renderer = Renderer(REPO_ROOT)
     full = load_contract(REPO_ROOT, CRF, check_schemas=False)
     detail = renderer.render(full, changed_files=["a.py"]).text
-    compact = renderer.render(full.tier("merge"), changed_files=["a.py"]).text
+    compact = renderer.render(tier(full, "merge"), changed_files=["a.py"]).text
     assert "- `why_it_matters` (string)" in detail and "- `evidence` (array of string" in detail
     assert "why_it_matters" not in compact and "`evidence`" not in compact
     assert "- `confidence` (integer): one of `0`, `25`, `50`, `75`, `100`" in compact

@@ -7,6 +7,7 @@ from typing import Any
 
 from promptops import Contract, load_contract
 from promptops.merge import ReviewerOutput
+from promptops.parsing import tiers
 from tests.helpers import REPO_ROOT
 
 CONTRACTS: dict[str, Contract] = {
@@ -75,6 +76,6 @@ def document(contract: str, findings: list[dict[str, Any]], reviewer: str = "sec
 def output(contract: str, findings: list[dict[str, Any]], source: str, **kwargs: Any) -> ReviewerOutput:
     reviewer = kwargs.pop("reviewer", "security")
     tier = kwargs.pop("tier", None)
-    chosen = CONTRACTS[contract].tier(tier) if tier else CONTRACTS[contract]
+    chosen = tiers.tier(CONTRACTS[contract], tier) if tier else CONTRACTS[contract]
     raw = json.dumps(document(contract, findings, reviewer))
     return ReviewerOutput(chosen, raw, source, **kwargs)

@@ -154,23 +154,32 @@ def test_export_then_rates_over_the_directory(
     assert from_lake == from_store
 
 
+BROKEN_CONTRACTS = [  # a parser setting; the merge section (the finding ids read it)
+    ("max_depth", "max_deep", "line 33: key 'limits.max_deep': unknown key (check the spelling)"),
+    ("default: 0.6 ", "default: 6 ", "line 54: key 'merge.confidence.default': must be a number from 0 to 1"),
+]
+
+
 @pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize(("old", "new", "problem"), BROKEN_CONTRACTS, ids=["limits", "merge"])
 def test_a_broken_contract_stops_the_ingest_with_its_one_line_error(
-    tmp_path: Path, write_log: Callable[..., Path], capsys: pytest.CaptureFixture[str], workers: str
+    tmp_path: Path,
+    write_log: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    workers: str,
+    old: str,
+    new: str,
+    problem: str,
 ) -> None:
     shutil.copytree(REPO_ROOT / "versions", tmp_path / "versions")
     broken = tmp_path / "versions" / "other"
     shutil.copytree(tmp_path / "versions" / "review-result", broken)
     config = broken / "contract.yaml"
-    config.write_text(
-        config.read_text().replace("contract: review-result", "contract: other").replace("max_depth", "max_deep")
-    )
+    assert old in config.read_text()
+    config.write_text(config.read_text().replace("contract: review-result", "contract: other").replace(old, new))
     log = write_log(tmp_path / "logs" / "a.jsonl", 20)
     with log.open("a") as handle:
         handle.write(log.read_text().splitlines()[0].replace('"review-result"', '"other"') + "\n")
     code, out, err = _cli(capsys, tmp_path, "ingest", str(tmp_path / "logs"), "--workers", workers)
     assert (code, out) == (3, "")
-    assert err == (
-        "promptops: error: versions/other/contract.yaml: line 33: "
-        "key 'limits.max_deep': unknown key (check the spelling)\n"
-    )
+    assert err == f"promptops: error: versions/other/contract.yaml: {problem}\n"

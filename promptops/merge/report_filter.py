@@ -14,6 +14,7 @@ A finding is *reported* when its value is at least the deciding rule's ``min`` a
 finding no rule matches, or one without the field, is reported (the filter never hides what it cannot judge).
 Suppression is not parsing: suppressed findings are valid and are returned with the rule that held each back,
 so callers count them (``promptops merge`` lists them under ``suppressed``) instead of losing them.
+``report_filter(contract)`` reads and checks the section (ContractError naming the file, line and key).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from typing import Annotated, Any, NamedTuple
 import msgspec
 
 from promptops.core import specs
+from promptops.core.contract import Contract
 from promptops.core.errors import ContractError
 from promptops.core.shape import OutputShape, json_equal
+from promptops.parsing.tiers import derive_shape, tiers
 
 
 class FilterRule(NamedTuple):
@@ -98,15 +101,25 @@ class _FilterSpec(msgspec.Struct, forbid_unknown_fields=True):
     rules: Annotated[list[_RuleSpec], msgspec.Meta(min_length=1)]
 
 
-def read_report_filter(document: specs.Document) -> ReportFilter | None:
-    """The ``report_filter:`` section, or None when the contract has none."""
+def report_filter(contract: Contract) -> ReportFilter | None:
+    """The contract's ``report_filter:`` section, or None when it has none."""
+    return contract.read(_read)
+
+
+def _read(contract: Contract, document: specs.Document) -> ReportFilter | None:
     if not document.data.get("report_filter"):
         return None
     spec = document.convert(_FilterSpec, ("report_filter",))
-    return ReportFilter(spec.field, tuple(FilterRule(rule.when, rule.min) for rule in spec.rules))
+    found = ReportFilter(spec.field, tuple(FilterRule(rule.when, rule.min) for rule in spec.rules))
+    for version, shape in sorted(contract.shapes.items()):
+        source = contract.schema_files[version]
+        _check(found, shape, source)
+        for tier in tiers(contract).values():  # the filter must still work on every tier's findings
+            _check(found, derive_shape(shape, tier), source, f" (tier {tier.name})")
+    return found
 
 
-def check_report_filter(report_filter: ReportFilter, shape: OutputShape, source: str, label: str = "") -> None:
+def _check(report_filter: ReportFilter, shape: OutputShape, source: str, label: str = "") -> None:
     """Raise ContractError unless the filter's fields are finding properties of ``shape`` with fitting values."""
     where = f"report_filter{label}"
     rule = shape.item.properties.get(report_filter.field)

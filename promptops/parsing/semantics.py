@@ -17,6 +17,9 @@ name or a contract name::
       global_ids: false                                 # true: ids identify an issue across reviewers
       summary: summary                                  # top-level text field (written by merge)
 
+``merge_semantics(contract)`` reads and checks the section. It sits with the parser, below merge, because more
+than merge reads it: the finding ids and the store's severity column (promptops.parsing.ids), the review gate.
+
 Common severities and their weights: critical 1.0, high 0.8, medium 0.6, low 0.4, info 0.2 (evenly spaced, so
 one step of severity is worth the same everywhere). Confidence is normalized to [0, 1].
 """
@@ -31,6 +34,7 @@ from typing import Annotated, Any, NamedTuple
 import msgspec
 
 from promptops.core import specs
+from promptops.core.contract import Contract
 from promptops.core.errors import ContractError
 from promptops.core.shape import FieldRule, OutputShape
 
@@ -110,8 +114,12 @@ class _MergeSpec(msgspec.Struct, forbid_unknown_fields=True):
     summary: _Name | None = None
 
 
-def read_merge_semantics(document: specs.Document) -> MergeSemantics | None:
-    """The ``merge:`` section, or None when the contract has none."""
+def merge_semantics(contract: Contract) -> MergeSemantics | None:
+    """The contract's ``merge:`` section, or None when it has none."""
+    return contract.read(_read)
+
+
+def _read(contract: Contract, document: specs.Document) -> MergeSemantics | None:
     if not document.data.get("merge"):
         return None
     spec = document.convert(_MergeSpec, ("merge",))
@@ -120,7 +128,7 @@ def read_merge_semantics(document: specs.Document) -> MergeSemantics | None:
         raise document.fail(("merge", "confidence", "field"), "give exactly one of divide_by (numeric) or map (enum)")
     if spec.reviewer.top and spec.reviewer.item:
         raise document.fail(("merge", "reviewer", "top"), "give one of top or item")
-    return MergeSemantics(
+    semantics = MergeSemantics(
         severity_field=spec.severity.field,
         severity_map=spec.severity.map,
         confidence=ConfidenceScale(scale.field, scale.divide_by, scale.map, scale.default),
@@ -133,9 +141,12 @@ def read_merge_semantics(document: specs.Document) -> MergeSemantics | None:
         global_ids=spec.global_ids,
         summary=spec.summary,
     )
+    for version, shape in sorted(contract.shapes.items()):
+        _check(semantics, shape, contract.roles.id, contract.schema_files[version])
+    return semantics
 
 
-def check_merge_semantics(semantics: MergeSemantics, shape: OutputShape, id_role: str | None, source: str) -> None:
+def _check(semantics: MergeSemantics, shape: OutputShape, id_role: str | None, source: str) -> None:
     """Raise ContractError unless every field the section names exists in ``shape`` with a fitting rule."""
     item = shape.item.properties
     severity = item.get(semantics.severity_field)

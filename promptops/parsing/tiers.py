@@ -12,7 +12,8 @@ A tier's shape is the schema's shape with each omitted finding property removed 
 ``required``; nothing else changes (top level, enums, bounds, ``additionalProperties``). So a compact return
 that still carries an omitted field is read like any undeclared member: kept as is when the finding object is
 open (code-review-findings' is), dropped as ``unknown_field`` when it is closed. Role fields (id, path, line, end_line)
-cannot be omitted: the parser relies on them.
+cannot be omitted: the parser relies on them. ``tier(contract, name)`` is the contract seen through a tier;
+``tiers(contract)`` reads and checks the section (ContractError naming the file, line and key).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import Any, NamedTuple
 import msgspec
 
 from promptops.core import specs
-from promptops.core.errors import ContractError
+from promptops.core.contract import Contract
+from promptops.core.errors import ContractError, PolicyError
 from promptops.core.shape import ObjectShape, OutputShape
 
 
@@ -40,21 +42,39 @@ class _TierSpec(msgspec.Struct, forbid_unknown_fields=True):
     description: str = ""
 
 
-def read_tiers(document: specs.Document) -> dict[str, Tier]:
-    """The ``tiers:`` section: tier name -> ``{omit: [...], description: ...}`` (an empty mapping is fine)."""
-    names = document.data.get("tiers") or {}
-    tiers = {str(name): document.convert(_TierSpec, ("tiers", name)) for name in names}
-    return {
+def tiers(contract: Contract) -> Mapping[str, Tier]:
+    """The contract's tiers: tier name -> ``{omit: [...], description: ...}`` (none when it declares none)."""
+    return contract.read(_read)
+
+
+def tier(contract: Contract, name: str) -> Contract:
+    """``contract`` seen through tier ``name``: same policy and roles, shapes derived by the tier."""
+    spec = tiers(contract).get(name)
+    if spec is None:
+        known = ", ".join(tiers(contract)) or "none"
+        raise PolicyError(f"contract {contract.name} has no tier {name!r} (tiers: {known})")
+    base = contract.untiered or contract
+    shapes = {version: derive_shape(shape, spec) for version, shape in base.shapes.items()}
+    return replace(base, shapes=shapes, tier_name=name, untiered=base)
+
+
+def _read(contract: Contract, document: specs.Document) -> dict[str, Tier]:
+    names = document.convert(dict[str, Any], ("tiers",)) if document.data.get("tiers") else {}
+    read = {str(name): document.convert(_TierSpec, ("tiers", name)) for name in names}
+    found = {
         name: Tier(name, (t.omit,) if isinstance(t.omit, str) else tuple(t.omit), t.description)
-        for name, t in tiers.items()
+        for name, t in read.items()
     }
+    for version, shape in sorted(contract.shapes.items()):
+        _check(found, shape, set(contract.roles.names), contract.schema_files[version])
+    return found
 
 
-def check_tiers(tiers: Mapping[str, Tier], shape: OutputShape, role_fields: set[str], source: str) -> None:
+def _check(found: Mapping[str, Tier], shape: OutputShape, role_fields: set[str], source: str) -> None:
     """Raise ContractError when a tier omits something that is not a finding property, or a role field."""
-    for tier in tiers.values():
-        for name in tier.omit:
-            where = f"tiers.{tier.name}.omit"
+    for each in found.values():
+        for name in each.omit:
+            where = f"tiers.{each.name}.omit"
             if name not in shape.item.properties:
                 raise ContractError(source, f"{where} names {name!r}, which is not a finding property")
             if name in role_fields:
