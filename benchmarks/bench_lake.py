@@ -95,7 +95,7 @@ def run(work: Path, scale: float, rounds: int, new: int) -> None:
     ratio = statistics.median(c / s for c, s in zip(timings["compacted lake"], timings["store"], strict=True))
     print(f"   ratio compacted lake / store: {ratio:.2f} (target <= 1.5)")
 
-    logs = work / "new-logs"
+    logs = work / ("new-logs" if new == 100_000 else f"new-logs-{new}")  # cached per size
     if not logs.exists():
         logs.mkdir()
         for i in range(4):
