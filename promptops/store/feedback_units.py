@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from promptops.store.feedback_totals import RANK  # the effective outcome: one rule, in one place
@@ -45,7 +47,7 @@ WHERE {{window}}
 GROUP BY r.arm, r.unit"""
 _ANSWER = """WITH kept AS ({kept}), moved AS ({moved})
 SELECT k.arm, k.acted_on + coalesce(m.acted_on, 0), k.dismissed + coalesce(m.dismissed, 0),
-       k.decided + coalesce(m.decided, 0), k.findings
+       k.decided + coalesce(m.decided, 0), k.findings - k.decided - coalesce(m.decided, 0)
 FROM kept k LEFT JOIN moved m ON m.arm = k.arm AND m.unit IS NOT DISTINCT FROM k.unit
 ORDER BY k.arm, k.unit"""
 
@@ -78,14 +80,13 @@ def arm_feedback(
     if con.execute(_LATE, {"now": now}).fetchall()[0][0]:
         sql = _ANSWER.format(kept=kept, moved=_MOVED.format(window=window))
     else:  # nothing stored is later than now: the kept counts are the answer
-        sql = f"SELECT arm, acted_on, dismissed, decided, findings FROM ({kept}) ORDER BY arm, unit"
-    rows = con.execute(sql, params).fetchall()
-    found: dict[str, tuple[list[tuple[int, int, int]], list[int]]] = {}
-    for arm, acted_on, dismissed, decided, findings in rows:
-        prs, waiting = found.setdefault(str(arm), ([], [0]))
-        prs.append((int(acted_on), int(dismissed), int(decided)))
-        waiting[0] += int(findings) - int(decided)
-    return {arm: ArmFeedback(tuple(prs), waiting[0]) for arm, (prs, waiting) in found.items()}
+        sql = f"SELECT arm, acted_on, dismissed, decided, findings - decided FROM ({kept}) ORDER BY arm, unit"
+    found = {}
+    # A busy window holds tens of thousands of pull requests: the rows become tuples in C loops, not Python.
+    for arm, rows in groupby(con.execute(sql, params).fetchall(), itemgetter(0)):
+        prs = list(rows)
+        found[str(arm)] = ArmFeedback(tuple(map(itemgetter(1, 2, 3), prs)), sum(map(itemgetter(4), prs)))
+    return found
 
 
 _FINDINGS = """
