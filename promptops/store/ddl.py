@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 
 from promptops.parsing.diagnostics import COERCION_CODES, DROP_CODES, Code
-from promptops.store import catalogue
+from promptops.store import catalogue, migrations_feedback
 from promptops.store.errors import StoreError
 
 
@@ -268,6 +268,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE batches ADD COLUMN feedback INTEGER NOT NULL DEFAULT 0",
         ),
     ),
+    Migration(5, migrations_feedback.NAME_5, migrations_feedback.STATEMENTS_5),
+    Migration(6, migrations_feedback.NAME_6, migrations_feedback.STATEMENTS_6),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
