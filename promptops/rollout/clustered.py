@@ -2,7 +2,9 @@
 
 A rollout assigns pull requests, not findings, to arms, and the findings of one pull request share its code, its
 reviewer and its prompt's mood: their outcomes correlate. So the unit of analysis is the pull request and every
-interval here takes one (acted_on, decided) pair per pull request of an arm.
+interval here takes an arm's sums over its pull requests with a decided finding (``ClusterSums``: of a_i, the
+findings acted on, or dismissed, and n_i, the decided ones, their squares and products); the sums are exact
+integers, so each variance below is computed exactly and rounded once.
 
 - The acted-on rate is the ratio sum(acted_on) / sum(decided): weighted by findings, so a finding counts the same
   wherever it sits. Its variance is the cluster-robust (linearised, "CR0") one, sum((a_i - R n_i)^2) / N^2.
@@ -18,19 +20,17 @@ nothing to judge and a gate reports NO_DATA.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from promptops.rollout.stats import FIXED, METHODS, Interval, _check_alpha, _mixture_log_level, z_one_sided
+from promptops.store.feedback_units import ClusterSums
 
 # The always-valid boundary is tightest at this many pull requests in total (a step of a few hundred pull
 # requests is what a usefulness gate needs); valid at every count.
 TUNED_PRS = 200
 
-PullRequests = Sequence[tuple[int, int]]
 
-
-def acted_on_rate(prs: PullRequests, method: str, alpha: float) -> Interval | None:
-    """The acted-on rate of one arm, ``prs`` holding (acted_on, decided) per pull request, under ``method``."""
+def acted_on_rate(prs: ClusterSums, method: str, alpha: float) -> Interval | None:
+    """The acted-on rate of one arm, from its sums ``prs``, under ``method``."""
     _check(method, alpha)
     fit = _ratio(prs)
     if fit is None:
@@ -44,7 +44,7 @@ def acted_on_rate(prs: PullRequests, method: str, alpha: float) -> Interval | No
 
 
 def acted_on_rate_difference(
-    candidate: PullRequests, baseline: PullRequests, method: str, alpha: float
+    candidate: ClusterSums, baseline: ClusterSums, method: str, alpha: float
 ) -> Interval | None:
     """Candidate acted-on rate minus baseline's, under ``method``; ``None`` when an arm has no decided finding."""
     _check(method, alpha)
@@ -67,8 +67,8 @@ def acted_on_rate_difference(
     return Interval(difference, max(-1.0, difference - half), min(1.0, difference + half))
 
 
-def per_pull_request(prs: PullRequests, method: str, alpha: float) -> Interval | None:
-    """Acted-on findings per pull request of one arm (mean over the pull requests given), under ``method``."""
+def per_pull_request(prs: ClusterSums, method: str, alpha: float) -> Interval | None:
+    """Acted-on findings per pull request of one arm (mean over its pull requests with a decided finding)."""
     _check(method, alpha)
     fit = _mean(prs)
     if fit is None:
@@ -82,7 +82,7 @@ def per_pull_request(prs: PullRequests, method: str, alpha: float) -> Interval |
 
 
 def per_pull_request_difference(
-    candidate: PullRequests, baseline: PullRequests, method: str, alpha: float
+    candidate: ClusterSums, baseline: ClusterSums, method: str, alpha: float
 ) -> Interval | None:
     """Candidate acted-on findings per pull request minus baseline's, under ``method``."""
     _check(method, alpha)
@@ -99,7 +99,7 @@ def per_pull_request_difference(
     return Interval(difference, difference - half, difference + half)
 
 
-def _ratio(prs: PullRequests) -> tuple[float, float, int] | None:
+def _ratio(prs: ClusterSums) -> tuple[float, float, int] | None:
     """(rate, effective number of findings, pull requests with a decided finding), or None without one.
 
     The effective number is p(1 - p) / V with V the cluster-robust variance: the sample size at which independent
@@ -107,42 +107,44 @@ def _ratio(prs: PullRequests) -> tuple[float, float, int] | None:
     findings). When every finding agrees (V = 0) it is Kish's N^2 / sum(n_i^2): what perfectly correlated findings
     are worth, one per pull request when they are equally many.
     """
-    decided = [(a, n) for a, n in _checked(prs) if n > 0]
-    if not decided:
+    _checked(prs)
+    if prs.clusters == 0:
         return None
-    total = sum(n for _, n in decided)
-    rate = sum(a for a, _ in decided) / total
-    variance = sum((a - rate * n) ** 2 for a, n in decided) / (total * total)
-    kish = total * total / sum(n * n for _, n in decided)
-    effective = min(float(total), rate * (1 - rate) / variance) if variance > 0 else kish
-    return rate, effective, len(decided)
+    total, acted = prs.n, prs.a
+    rate = acted / total
+    # sum((a_i - rate * n_i)^2) * N^2, expanded into the sums: an exact integer
+    spread = prs.a2 * total * total - 2 * acted * total * prs.an + acted * acted * prs.n2
+    kish = total * total / prs.n2
+    effective = min(float(total), rate * (1 - rate) / (spread / total**4)) if spread > 0 else kish
+    return rate, effective, prs.clusters
 
 
-def _mean(prs: PullRequests) -> tuple[float, float, int] | None:
+def _mean(prs: ClusterSums) -> tuple[float, float, int] | None:
     """(mean, variance of one pull request's count, pull requests), or None without a pull request.
 
     The variance is the sample variance, floored at a Poisson variance of the smoothed mean (sum + 1) / (G + 1):
     counts that happen to agree early on (or a single pull request) must not make an interval collapse.
     """
-    counts = [a for a, _ in _checked(prs)]
-    if not counts:
+    _checked(prs)
+    clusters = prs.clusters
+    if clusters == 0:
         return None
-    clusters = len(counts)
-    mean = sum(counts) / clusters
-    sample = sum((c - mean) ** 2 for c in counts) / (clusters - 1) if clusters > 1 else 0.0
-    return mean, max(sample, (sum(counts) + 1) / (clusters + 1)), clusters
+    mean = prs.a / clusters
+    sample = (clusters * prs.a2 - prs.a * prs.a) / (clusters * (clusters - 1)) if clusters > 1 else 0.0
+    return mean, max(sample, (prs.a + 1) / (clusters + 1)), clusters
 
 
-def _checked(prs: PullRequests) -> PullRequests:
-    for acted_on, decided in prs:
-        if decided < 0 or not 0 <= acted_on <= decided:
-            raise ValueError(f"need 0 <= acted_on <= decided per pull request, got {acted_on} of {decided}")
-    return prs
+def _checked(prs: ClusterSums) -> None:
+    # Cauchy-Schwarz and 0 <= a_i <= n_i bound the sums; sums no set of pull requests gives are refused.
+    if min(prs.clusters, prs.a, prs.a2, prs.an, prs.n, prs.n2) < 0 or prs.a > prs.n or prs.an > prs.n2:
+        raise ValueError(f"sums no pull requests with 0 <= acted_on <= decided give: {prs}")
+    if (prs.clusters == 0) != (prs.n == 0) or prs.n < prs.clusters:
+        raise ValueError(f"sums no pull requests with a decided finding give: {prs}")
 
 
-def _smoothed(prs: PullRequests) -> float:
+def _smoothed(prs: ClusterSums) -> float:
     """(A + 1) / (N + 2), as stats.difference_sequence does, so no variance collapses at a rate of 0 or 1."""
-    return (sum(a for a, _ in prs) + 1) / (sum(n for _, n in prs) + 2)
+    return (prs.a + 1) / (prs.n + 2)
 
 
 def _wilson(rate: float, n: float, z: float) -> Interval:

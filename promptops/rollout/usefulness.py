@@ -16,10 +16,9 @@ from promptops.rollout import clustered
 from promptops.rollout.plan import Plan, Slo
 from promptops.rollout.stats import Interval
 from promptops.store.catalogue import Metric
-from promptops.store.feedback_units import ArmFeedback
+from promptops.store.feedback_units import ArmFeedback, ClusterSums
 
 ARMS = ("baseline", "candidate")
-Pairs = list[tuple[int, int]]
 
 
 class Estimate(NamedTuple):
@@ -39,18 +38,15 @@ class Judgement(NamedTuple):
     pending: dict[str, int]
 
 
-def _pairs(metric: Metric, arm: ArmFeedback) -> Pairs:
-    decided = [(acted, dismissed, n) for acted, dismissed, n in arm.pull_requests if n > 0]
-    if metric.column == "dismissed":
-        return [(dismissed, n) for _, dismissed, n in decided]
-    return [(acted, n) for acted, _, n in decided]
+def _sums(metric: Metric, arm: ArmFeedback) -> ClusterSums:
+    return arm.dismissed if metric.column == "dismissed" else arm.acted_on
 
 
-def _one(metric: Metric) -> Callable[[Pairs, str, float], Interval | None]:
+def _one(metric: Metric) -> Callable[[ClusterSums, str, float], Interval | None]:
     return clustered.per_pull_request if metric.column == "acted_on_per_pr" else clustered.acted_on_rate
 
 
-def _two(metric: Metric) -> Callable[[Pairs, Pairs, str, float], Interval | None]:
+def _two(metric: Metric) -> Callable[[ClusterSums, ClusterSums, str, float], Interval | None]:
     if metric.column == "acted_on_per_pr":
         return clustered.per_pull_request_difference
     return clustered.acted_on_rate_difference
@@ -60,13 +56,13 @@ def judge(metric: Metric, slo: Slo, feedback: dict[str, ArmFeedback] | None, pla
     """The usefulness metric ``metric`` of the plan's ``slo`` on the arms' ``feedback`` (None: none was read)."""
     feedback = feedback or {}
     pending = {arm: feedback[arm].pending if arm in feedback else 0 for arm in ARMS}
-    pairs = {arm: _pairs(metric, feedback[arm]) for arm in ARMS if arm in feedback}
+    pairs = {arm: _sums(metric, feedback[arm]) for arm in ARMS if arm in feedback}
     arms: dict[str, Estimate] = {}
     for arm, prs in pairs.items():
         interval = _one(metric)(prs, plan.statistics, plan.alpha)
         if interval is not None:
-            n = len(prs) if metric.column == "acted_on_per_pr" else sum(d for _, d in prs)
-            arms[arm] = Estimate(n, sum(a for a, _ in prs), interval.estimate, interval.low, interval.high)
+            n = prs.clusters if metric.column == "acted_on_per_pr" else prs.n
+            arms[arm] = Estimate(n, prs.a, interval.estimate, interval.low, interval.high)
     name = metric.name.replace("_", " ")
     floor = metric.direction == "higher_is_better"
     per_pr = metric.column == "acted_on_per_pr"

@@ -1,9 +1,10 @@
-"""Per pull request of each arm, what the gate's usefulness metrics need: acted-on, dismissed and decided findings
-as of ``now`` (docs/usefulness.md, Usefulness gates).
+"""Per arm, what the gate's usefulness metrics need: sums over its pull requests of their acted-on, dismissed and
+decided findings as of ``now`` (docs/usefulness.md, Usefulness gates).
 
 The effective outcome is promptops.store.feedback_query's (latest event at or before ``now``, ties to the stronger
-signal); this question keeps one row per pull request, because a clustered interval is not additive over the
-severity and prompt-version rows ``feedback_counts`` answers with.
+signal); this question groups by pull request first, because a clustered interval is not additive over the
+severity and prompt-version rows ``feedback_counts`` answers with, then sums the squares and products a
+clustered interval needs.
 
 It is answered from ``response_feedback``, the counts both ingests keep per response with the outcomes of every
 event stored (promptops.store.feedback_totals): the window's responses are summed, whatever its bounds. Only
@@ -13,10 +14,9 @@ findings with an event after ``now`` (a replay, or a clock ahead) are counted ag
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import groupby
-from operator import itemgetter
 from typing import Any
 
 from promptops.store.feedback_totals import RANK  # the effective outcome: one rule, in one place
@@ -48,24 +48,72 @@ GROUP BY r.arm, r.unit"""
 _ANSWER = """WITH kept AS ({kept}), moved AS ({moved})
 SELECT k.arm, k.acted_on + coalesce(m.acted_on, 0), k.dismissed + coalesce(m.dismissed, 0),
        k.decided + coalesce(m.decided, 0), k.findings - k.decided - coalesce(m.decided, 0)
-FROM kept k LEFT JOIN moved m ON m.arm = k.arm AND m.unit IS NOT DISTINCT FROM k.unit
-ORDER BY k.arm, k.unit"""
+FROM kept k LEFT JOIN moved m ON m.arm = k.arm AND m.unit IS NOT DISTINCT FROM k.unit"""
+
+
+@dataclass(frozen=True)
+class ClusterSums:
+    """One outcome's sums over an arm's pull requests with a decided finding, ``a`` the pull request's findings
+    with the outcome and ``n`` its decided ones: all a clustered interval needs (promptops.rollout.clustered)."""
+
+    clusters: int  # pull requests with a decided finding
+    a: int  # sum of a
+    a2: int  # sum of a * a
+    an: int  # sum of a * n
+    n: int  # sum of n
+    n2: int  # sum of n * n
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[int, int]]) -> ClusterSums:
+        """The sums of (a, n) pairs, one per pull request (those with n = 0 add nothing)."""
+        decided = [(a, n) for a, n in pairs if n > 0]
+        return cls(
+            len(decided),
+            sum(a for a, _ in decided),
+            sum(a * a for a, _ in decided),
+            sum(a * n for a, n in decided),
+            sum(n for _, n in decided),
+            sum(n * n for _, n in decided),
+        )
 
 
 @dataclass(frozen=True)
 class ArmFeedback:
-    """One arm's findings by ``now``: (acted_on, dismissed, decided) per pull request with a finding, and how many
-    findings have no feedback yet (pending; never judged)."""
+    """One arm's findings by ``now``: the pull requests with a finding, the sums of its acted-on and its dismissed
+    findings over them, and how many findings have no feedback yet (pending; never judged)."""
 
-    pull_requests: tuple[tuple[int, int, int], ...]
+    pull_requests: int
+    acted_on: ClusterSums
+    dismissed: ClusterSums
     pending: int
+
+    @classmethod
+    def of(cls, pull_requests: Sequence[tuple[int, int, int]], pending: int) -> ArmFeedback:
+        """From (acted_on, dismissed, decided) per pull request with a finding."""
+        return cls(
+            len(pull_requests),
+            ClusterSums.of((acted, n) for acted, _, n in pull_requests),
+            ClusterSums.of((dismissed, n) for _, dismissed, n in pull_requests),
+            pending,
+        )
 
     @property
     def decided(self) -> int:
-        return sum(decided for _, _, decided in self.pull_requests)
+        return self.acted_on.n
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pull_requests": len(self.pull_requests), "decided": self.decided, "pending": self.pending}
+        return {"pull_requests": self.pull_requests, "decided": self.decided, "pending": self.pending}
+
+
+# The sums per arm over the per-pull-request rows, in SQL: a busy window holds tens of thousands of pull requests,
+# and only a dozen integers per arm leave the store (HUGEINT: sums of squares need not fit 64 bits).
+_SUMS = """
+SELECT arm, count(*), sum(pending)::BIGINT,
+       count(*) FILTER (WHERE decided > 0), sum(acted_on)::BIGINT, sum(acted_on * acted_on)::HUGEINT,
+       sum(acted_on * decided)::HUGEINT, sum(decided)::BIGINT, sum(decided * decided)::HUGEINT,
+       sum(dismissed)::BIGINT, sum(dismissed * dismissed)::HUGEINT, sum(dismissed * decided)::HUGEINT
+FROM ({prs}) AS prs(arm, acted_on, dismissed, decided, pending)
+GROUP BY arm ORDER BY arm"""
 
 
 def arm_feedback(
@@ -78,14 +126,17 @@ def arm_feedback(
         params["since"], window = since, f"{window} AND r.ts >= $since"
     kept = _KEPT.format(window=window)
     if con.execute(_LATE, {"now": now}).fetchall()[0][0]:
-        sql = _ANSWER.format(kept=kept, moved=_MOVED.format(window=window))
+        prs = _ANSWER.format(kept=kept, moved=_MOVED.format(window=window))
     else:  # nothing stored is later than now: the kept counts are the answer
-        sql = f"SELECT arm, acted_on, dismissed, decided, findings - decided FROM ({kept}) ORDER BY arm, unit"
+        prs = f"SELECT arm, acted_on, dismissed, decided, findings - decided FROM ({kept})"
     found = {}
-    # A busy window holds tens of thousands of pull requests: the rows become tuples in C loops, not Python.
-    for arm, rows in groupby(con.execute(sql, params).fetchall(), itemgetter(0)):
-        prs = list(rows)
-        found[str(arm)] = ArmFeedback(tuple(map(itemgetter(1, 2, 3), prs)), sum(map(itemgetter(4), prs)))
+    for arm, count, pending, clusters, a, a2, an, n, n2, d, d2, dn in con.execute(
+        _SUMS.format(prs=prs), params
+    ).fetchall():
+        sums = (int(n or 0), int(n2 or 0))
+        acted = ClusterSums(clusters, int(a or 0), int(a2 or 0), int(an or 0), *sums)
+        dismissed = ClusterSums(clusters, int(d or 0), int(d2 or 0), int(dn or 0), *sums)
+        found[str(arm)] = ArmFeedback(count, acted, dismissed, int(pending or 0))
     return found
 
 

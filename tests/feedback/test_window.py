@@ -55,7 +55,7 @@ def exact(con: duckdb.DuckDBPyConnection, rollout: str, since: datetime | None, 
         prs, waiting = found.setdefault(str(arm), ([], [0]))
         prs.append((int(acted_on), int(dismissed), int(decided)))
         waiting[0] += int(pending)
-    return {arm: ArmFeedback(tuple(prs), waiting[0]) for arm, (prs, waiting) in found.items()}
+    return {arm: ArmFeedback.of(prs, waiting[0]) for arm, (prs, waiting) in found.items()}
 
 
 def _iso(moment: datetime) -> str:
@@ -111,7 +111,7 @@ def _compare(path: Path, rng: random.Random) -> int:
             for rollout in ("review-v7", "review-v8", "review-v9"):
                 want = exact(con, rollout, since, now)
                 assert arm_feedback(con, "review-result", rollout, since, now) == want, (rollout, since, now)
-                seen += sum(len(arm.pull_requests) for arm in want.values())
+                seen += sum(arm.pull_requests for arm in want.values())
     finally:
         con.close()
     return seen

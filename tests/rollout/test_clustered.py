@@ -8,8 +8,36 @@ from dataclasses import astuple
 import numpy as np
 import pytest
 
-from promptops.rollout import clustered
+from promptops.rollout import clustered as _clustered
 from promptops.rollout.stats import ALWAYS_VALID, FIXED, METHODS, Interval, newcombe, wilson, z_one_sided
+from promptops.store.feedback_units import ClusterSums
+
+Pairs = list[tuple[int, int]]
+
+
+class clustered:  # stands in for the module
+    """promptops.rollout.clustered with each case stated as one (a, n) pair per pull request: the store hands the
+    module their sums, as ClusterSums.of does here."""
+
+    _wilson = staticmethod(_clustered._wilson)
+
+    @staticmethod
+    def acted_on_rate(prs: Pairs, method: str, alpha: float) -> Interval | None:
+        return _clustered.acted_on_rate(ClusterSums.of(prs), method, alpha)
+
+    @staticmethod
+    def per_pull_request(prs: Pairs, method: str, alpha: float) -> Interval | None:
+        return _clustered.per_pull_request(ClusterSums.of(prs), method, alpha)
+
+    @staticmethod
+    def acted_on_rate_difference(candidate: Pairs, baseline: Pairs, method: str, alpha: float) -> Interval | None:
+        return _clustered.acted_on_rate_difference(ClusterSums.of(candidate), ClusterSums.of(baseline), method, alpha)
+
+    @staticmethod
+    def per_pull_request_difference(candidate: Pairs, baseline: Pairs, method: str, alpha: float) -> Interval | None:
+        sums = ClusterSums.of(candidate), ClusterSums.of(baseline)
+        return _clustered.per_pull_request_difference(*sums, method, alpha)
+
 
 ALPHA = 0.05
 

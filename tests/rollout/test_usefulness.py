@@ -19,7 +19,7 @@ def _plan(statistics: str = "always-valid") -> Plan:
 
 def _arm(acted: int, dismissed: int, prs: int, pending: int = 0) -> ArmFeedback:
     """``prs`` pull requests, each with ``acted`` acted-on and ``dismissed`` dismissed findings."""
-    return ArmFeedback(tuple((acted, dismissed, acted + dismissed) for _ in range(prs)), pending)
+    return ArmFeedback.of([(acted, dismissed, acted + dismissed)] * prs, pending)
 
 
 def test_the_acted_on_rate_is_a_floor() -> None:
@@ -60,12 +60,12 @@ def test_a_margin_judges_the_drop_below_the_baseline() -> None:
 
 def test_nothing_decided_is_no_data_and_never_a_pass() -> None:
     slo = Slo("acted_on_rate", 0.25)
-    for feedback in (None, {}, {"candidate": ArmFeedback((), 40)}, {"candidate": ArmFeedback(((0, 0, 0),), 3)}):
+    for feedback in (None, {}, {"candidate": ArmFeedback.of([], 40)}, {"candidate": ArmFeedback.of([(0, 0, 0)], 3)}):
         judged = judge(metric("acted_on_rate"), slo, feedback, _plan())
         assert (judged.status, judged.reason, judged.arms) == ("inconclusive", "NO_DATA", {})
     warned = judge(metric("acted_on_rate"), replace(slo, severity="warning"), None, _plan())
     assert (warned.status, warned.reason) == ("warn", "NO_DATA")
-    pending = judge(metric("acted_on_rate"), slo, {"candidate": ArmFeedback((), 40)}, _plan())
+    pending = judge(metric("acted_on_rate"), slo, {"candidate": ArmFeedback.of([], 40)}, _plan())
     assert (
         pending.pending == {"baseline": 0, "candidate": 40} and "40 candidate findings still pending" in pending.message
     )
