@@ -21,33 +21,17 @@ from promptops.compat.difference import Difference, Kind, flags, tolerated
 from promptops.compat.evaluate import name_matches
 from promptops.compat.node import Node
 from promptops.compat.simplify import conjoin
-from promptops.compat.walk import ANY, Walk, least, member, most
+from promptops.compat.walk import ANY, Walk, least, member, most, narrowing, widening
 
 
 def compare_objects(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     out = _properties(differ, old, new, path)
     for name in sorted(new.required - old.required):
-        out.append(
-            Difference(
-                Kind.REQUIRED_ADDED,
-                member(path, name),
-                False,
-                True,
-                True,
-                f"{name!r} is now required: old documents without it are rejected (a default never excuses it)",
-            )
-        )
+        message = f"{name!r} is now required: old documents without it are rejected (a default never excuses it)"
+        out.append(narrowing(Kind.REQUIRED_ADDED, member(path, name), message))
     for name in sorted(old.required - new.required):
-        out.append(
-            Difference(
-                Kind.REQUIRED_REMOVED,
-                member(path, name),
-                True,
-                False,
-                False,
-                f"{name!r} is no longer required: old parsers reject documents without it",
-            )
-        )
+        message = f"{name!r} is no longer required: old parsers reject documents without it"
+        out.append(widening(Kind.REQUIRED_REMOVED, member(path, name), message))
     out += _patterns(differ, old, new, path)
     out += _additional(differ, old, new, path)
     out += least("min_properties", old.min_properties, new.min_properties, path)
