@@ -85,13 +85,7 @@ class ArtifactProblem(NamedTuple):
     actual: str | None = None  # the sha256 on disk
 
     def to_dict(self) -> dict[str, str | None]:
-        return {
-            "kind": self.kind,
-            "file": self.file,
-            "message": self.message,
-            "locked": self.locked,
-            "actual": self.actual,
-        }
+        return self._asdict()
 
 
 def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
