@@ -12,7 +12,7 @@ from typing import IO, Any
 import click
 import msgspec
 
-from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
+from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files, repo_option
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.core.errors import PromptopsError
 from promptops.core.escape import one_line
@@ -34,13 +34,7 @@ from promptops.store.logs import BATCH_DECODER, BatchRecord
     help="Validate with one of the contract's tiers (e.g. merge or detail); default: the full schema.",
 )
 @changed_files_options()
-@click.option(
-    "--repo",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Repository for --git-diff.",
-)
+@repo_option
 @click.option("--schema-version", "schema_floor", metavar="X.Y", help="Required schema version (the floor).")
 @click.option("--prompt-version", "prompt_pin", metavar="X.Y.Z", help="Pinned prompt version.")
 @click.option("--allow-prompt-patch-drift", is_flag=True, default=None, help="Accept any patch of the pinned prompt.")
