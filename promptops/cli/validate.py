@@ -15,7 +15,7 @@ import msgspec
 from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files, repo_option
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.core.errors import PromptopsError
-from promptops.core.escape import one_line
+from promptops.core.escape import one_line, unreadable
 from promptops.core.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
 from promptops.core.outcomes import ExitCode, exit_code, verdict_of
 from promptops.core.specs import decode_line
@@ -190,7 +190,7 @@ def _validate_records(
         except Exception as problem:  # whatever fails on one record makes it bad; the others go on
             if isinstance(problem, MemoryError):
                 raise
-            click.echo(one_line(f"promptops: {name}:{line_number}: could not be read: {_one_line(problem)}"), err=True)
+            click.echo(one_line(f"promptops: {name}:{line_number}: {unreadable(problem)}"), err=True)
             tally["bad records"] += 1
             code = ExitCode.TOOL_FAILURE
             continue
@@ -285,11 +285,6 @@ def _regular(source: IO[bytes]) -> bool:
         return stat.S_ISREG(os.fstat(source.fileno()).st_mode)
     except (OSError, ValueError, AttributeError):  # no file descriptor (a test's BytesIO): stream it
         return False
-
-
-def _one_line(problem: BaseException, limit: int = 200) -> str:
-    text = " ".join(f"{type(problem).__name__}: {problem}".split())
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def describe(outcome: ParseOutcome) -> list[str]:
