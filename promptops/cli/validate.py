@@ -81,17 +81,15 @@ def validate(
     request_versions = (str(policy.schema_floor), str(policy.prompt_version))
     if batch is not None:
         stream = open_input(batch)
+        out = _JsonLines(sys.stdout.buffer, hold=_regular(stream)) if output_format == "json" else None
+        default_changed = None if sources is None else ChangedFiles(sources)
         try:
-            return _validate_batch(
-                parser,
-                stream,
-                batch,
-                None if sources is None else ChangedFiles(sources),
-                request_versions,
-                output_format,
-                strict_warnings,
+            return _validate_records(
+                parser, stream, batch, default_changed, request_versions, out, strict_warnings, output_format
             )
         finally:
+            if out is not None:
+                out.flush()
             if batch != STDIN:
                 stream.close()
     if sources is None:
@@ -108,25 +106,6 @@ def validate(
 def _parse(parser: Parser, raw: bytes | str, changed: ChangedFiles, request_versions: tuple[str, str]) -> ParseOutcome:
     schema, prompt = request_versions
     return parser.parse(raw, changed, schema_version=schema, prompt_version=prompt)
-
-
-def _validate_batch(
-    parser: Parser,
-    source: IO[bytes],
-    name: str,
-    default_changed: ChangedFiles | None,
-    request_versions: tuple[str, str],
-    output_format: str,
-    strict_warnings: bool,
-) -> int:
-    out = _JsonLines(sys.stdout.buffer, hold=_regular(source)) if output_format == "json" else None
-    try:
-        return _validate_records(
-            parser, source, name, default_changed, request_versions, out, strict_warnings, output_format
-        )
-    finally:
-        if out is not None:
-            out.flush()
 
 
 def _validate_records(
