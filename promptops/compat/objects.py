@@ -84,39 +84,20 @@ def _properties(differ: Walk, old: Node, new: Node, path: str) -> list[Differenc
         trivial = before.never or after.never or before is ANY or after is ANY  # the model says it all
         because = "" if trivial else _because(nested)
         if name in new.properties:
-            if not declares(old, name):
-                tolerant = True
-            model = _model(old)
+            tolerant = tolerant or not declares(old, name)
+            kind, change, model = Kind.PROPERTY_ADDED, "added to", _model(old)
             effect = {
                 "closed object": "the old schema rejected documents carrying it",
                 "open object": "the old schema allowed it with any value",
             }.get(model, "the old schema constrained it through additionalProperties/patternProperties")
-            out.append(
-                Difference(
-                    Kind.PROPERTY_ADDED,
-                    where,
-                    backward,
-                    forward,
-                    tolerant,
-                    f"property {name!r} added to {_a(model)}: {effect}{because}",
-                )
-            )
         else:
-            model = _model(new)
+            kind, change, model = Kind.PROPERTY_REMOVED, "removed from", _model(new)
             effect = {
                 "closed object": "the new schema rejects documents carrying it",
                 "open object": "the new schema allows it with any value",
             }.get(model, "the new schema constrains it through additionalProperties/patternProperties")
-            out.append(
-                Difference(
-                    Kind.PROPERTY_REMOVED,
-                    where,
-                    backward,
-                    forward,
-                    tolerant,
-                    f"property {name!r} removed from {_a(model)}: {effect}{because}",
-                )
-            )
+        message = f"property {name!r} {change} {_a(model)}: {effect}{because}"
+        out.append(Difference(kind, where, backward, forward, tolerant, message))
     return out
 
 
