@@ -136,47 +136,18 @@ class Differ:
                 return [Difference(Kind.ENUM_EXTENDED, path, True, False, tolerant, f"enum adds {_show(came)}", *shown)]
             if not came:
                 return [narrowing(Kind.ENUM_NARROWED, path, f"enum drops {_show(gone)}", shown)]
-            return [
-                Difference(
-                    Kind.ENUM_CHANGED,
-                    path,
-                    False,
-                    False,
-                    tolerant,
-                    f"enum drops {_show(gone)} and adds {_show(came)}",
-                    *shown,
-                )
-            ]
+            message = f"enum drops {_show(gone)} and adds {_show(came)}"
+            return [Difference(Kind.ENUM_CHANGED, path, False, False, tolerant, message, *shown)]
         if old_values is not None:  # the new schema lifts the closed set
             missing = [v for v in old_values if accepts(new, v, check_format=check) is not True]
             note = f"; it rejects old value(s) {_show(missing)}" if missing else ""
-            return [
-                Difference(
-                    Kind.ENUM_REMOVED,
-                    path,
-                    not missing,
-                    False,
-                    False,
-                    f"the fixed set of values is gone{note}",
-                    list(old_values),
-                    None,
-                )
-            ]
+            message = f"the fixed set of values is gone{note}"
+            return [Difference(Kind.ENUM_REMOVED, path, not missing, False, False, message, list(old_values), None)]
         assert new_values is not None
         foreign = [v for v in new_values if accepts(old, v, check_format=check) is not True]
         note = f"; the old schema rejects {_show(foreign)}" if foreign else ""
-        return [
-            Difference(
-                Kind.ENUM_ADDED,
-                path,
-                False,
-                not foreign,
-                not foreign,
-                f"values restricted to a fixed set{note}",
-                None,
-                list(new_values),
-            )
-        ]
+        message = f"values restricted to a fixed set{note}"
+        return [Difference(Kind.ENUM_ADDED, path, False, not foreign, not foreign, message, None, list(new_values))]
 
     # -- scalar keywords -------------------------------------------------------------------------------------
 

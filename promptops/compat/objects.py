@@ -121,27 +121,16 @@ def _patterns(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]
         candidates = (old_rest, *before.values())
         backward = all(flags(differ.compare(c, after[pattern], where))[0] for c in candidates)
         _, forward, _ = flags(differ.compare(old_rest, after[pattern], where))
-        out.append(
-            Difference(
-                Kind.PATTERN_PROPERTY_ADDED, where, backward, forward, True, f"patternProperties {pattern!r} added"
-            )
-        )
+        message = f"patternProperties {pattern!r} added"
+        out.append(Difference(Kind.PATTERN_PROPERTY_ADDED, where, backward, forward, True, message))
     for pattern in sorted(before.keys() - after.keys()):
         where = f"{path}[/{pattern}/]"
         backward = flags(differ.compare(before[pattern], new_rest, where))[0]
         verdicts = [flags(differ.compare(before[pattern], c, where)) for c in (new_rest, *after.values())]
         forward = all(v[1] for v in verdicts)
         tolerant = all(v[2] for v in verdicts)
-        out.append(
-            Difference(
-                Kind.PATTERN_PROPERTY_REMOVED,
-                where,
-                backward,
-                forward,
-                tolerant,
-                f"patternProperties {pattern!r} removed",
-            )
-        )
+        message = f"patternProperties {pattern!r} removed"
+        out.append(Difference(Kind.PATTERN_PROPERTY_REMOVED, where, backward, forward, tolerant, message))
     return out
 
 
