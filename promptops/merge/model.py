@@ -92,7 +92,9 @@ class _FromLead(Generic[_T]):
     def __set_name__(self, owner: type, name: str) -> None:
         self._name = name
 
-    def __get__(self, finding: MergedFinding, owner: type | None = None) -> _T:
+    def __get__(self, finding: MergedFinding | None, owner: type | None = None) -> _T:
+        if finding is None:  # read on the class (introspection): the descriptor, as a property gives
+            return cast(_T, self)
         return cast(_T, getattr(finding.lead, self._name))
 
 
