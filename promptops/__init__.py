@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from promptops.core import DISTRIBUTION as DISTRIBUTION  # install hints name it (promptops.DISTRIBUTION)
-from promptops.core.lazy import lazy_names
+from promptops.core.lazy import by_module, lazy_names
 
 if TYPE_CHECKING:
     from promptops.core.contract import Contract, list_contracts, load_contract
@@ -22,24 +22,15 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {
-    "ChangedFiles": "promptops.parsing",
-    "Code": "promptops.parsing",
-    "Contract": "promptops.core.contract",
-    "ContractError": "promptops.core.errors",
-    "Diagnostic": "promptops.parsing",
-    "Limits": "promptops.core.policy",
-    "ParseOutcome": "promptops.parsing",
-    "Parser": "promptops.parsing",
-    "ParserPolicy": "promptops.core.policy",
-    "PolicyError": "promptops.core.errors",
-    "PromptVersion": "promptops.core.versioning",
-    "PromptopsError": "promptops.core.errors",
-    "SchemaVersion": "promptops.core.versioning",
-    "VersionError": "promptops.core.errors",
-    "list_contracts": "promptops.core.contract",
-    "load_contract": "promptops.core.contract",
-}
+_EXPORTS = by_module(
+    {
+        "promptops.parsing": ("ChangedFiles", "Code", "Diagnostic", "ParseOutcome", "Parser"),
+        "promptops.core.contract": ("Contract", "list_contracts", "load_contract"),
+        "promptops.core.errors": ("ContractError", "PolicyError", "PromptopsError", "VersionError"),
+        "promptops.core.policy": ("Limits", "ParserPolicy"),
+        "promptops.core.versioning": ("PromptVersion", "SchemaVersion"),
+    }
+)
 
 __all__ = [
     "ChangedFiles",

@@ -15,6 +15,15 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 NO_CHANGED_FILES = "no changed files: pass --changed-file, --changed-files-from or --git-diff"
 
+# ``--repo`` for a command whose only use of a repository is --git-diff.
+repo_option = click.option(
+    "--repo",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Repository for --git-diff.",
+)
+
 
 def changed_files_options(purpose: str = "") -> Callable[[_F], _F]:
     """``--changed-file``, ``--changed-files-from`` and ``--git-diff`` (read in the command's ``--repo``).

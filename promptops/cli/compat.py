@@ -25,14 +25,7 @@ def compat() -> None:
 @compat.command("diff")
 @click.argument("old", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(("text", "json")),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option()
 def diff(old: Path, new: Path, output_format: str) -> int:
     """Compare schema OLD.json with NEW.json and classify the change as patch, minor or major.
 

@@ -108,12 +108,8 @@ def _examples(project: Project, output_format: str) -> int:
         )
     accepted = sum(1 for row in rows if row["outcome"] == "accepted")
     if output_format == "json":
-        click.echo(
-            json.dumps(
-                {"contract": contract.name, "responses": rows, "accepted": accepted, "rejected": len(rows) - accepted},
-                indent=2,
-            )
-        )
+        body = {"contract": contract.name, "responses": rows, "accepted": accepted, "rejected": len(rows) - accepted}
+        click.echo(json.dumps(body, indent=2))
         return ExitCode.OK
     click.echo(
         f"promptops demo: {len(rows)} example responses through the {contract.name} parser "

@@ -10,7 +10,7 @@ from typing import IO, Any
 import click
 
 from promptops import __version__
-from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
+from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files, repo_option
 from promptops.cli.numbers import FiniteFloat
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.core.errors import PromptopsError
@@ -38,13 +38,7 @@ def _per_contract(ctx: click.Context, param: click.Parameter, values: tuple[str,
 @click.command()
 @click.argument("outputs", nargs=-1, required=True, metavar="CONTRACT[:TIER]=PATH...")
 @changed_files_options()
-@click.option(
-    "--repo",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Repository for --git-diff.",
-)
+@repo_option
 @click.option(
     "--prompt-version",
     "prompt_versions",

@@ -59,16 +59,11 @@ class Project:
             return Path(path).as_posix()
 
 
-def format_option(*choices: str) -> Callable[[_F], _F]:
+def format_option(*choices: str, help: str = "Output format.") -> Callable[[_F], _F]:
     """The ``--format`` option every result-printing command offers."""
     options = choices or ("text", "json")
     return click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(options),
-        default=options[0],
-        show_default=True,
-        help="Output format.",
+        "--format", "output_format", type=click.Choice(options), default=options[0], show_default=True, help=help
     )
 
 

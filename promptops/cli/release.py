@@ -103,14 +103,7 @@ def _major_steps(project: Project, plan: CutPlan) -> tuple[str, ...]:
 
 @release.command("check")
 @click.option("--contract", "contract_name", help="Check one contract (default: every contract with a head template).")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="Output format: text, json, github (workflow annotations) or sarif (SARIF 2.1.0).",
-)
+@format_option(*FORMATS, help="Output format: text, json, github (workflow annotations) or sarif (SARIF 2.1.0).")
 @click.argument("ignored", nargs=-1, type=click.UNPROCESSED, metavar="[FILES]...")
 @pass_project
 def check(project: Project, contract_name: str | None, output_format: str, ignored: tuple[str, ...]) -> int:

@@ -87,17 +87,13 @@ def init_command(ctx: click.Context, dry_run: bool, output_format: str) -> int:
     snippet = PRE_COMMIT_SNIPPET.format(version=__version__)
     next_command = "promptops contract new NAME --schema FILE.json"
     if output_format == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "dry_run": dry_run,
-                    "writes": [w.to_dict() for w in writes],
-                    "pre_commit_config": snippet,
-                    "next": next_command,
-                },
-                indent=2,
-            )
-        )
+        body = {
+            "dry_run": dry_run,
+            "writes": [w.to_dict() for w in writes],
+            "pre_commit_config": snippet,
+            "next": next_command,
+        }
+        click.echo(json.dumps(body, indent=2))
         return ExitCode.OK
     for line in _report(writes, dry_run):
         click.echo(line)

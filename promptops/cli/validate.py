@@ -12,10 +12,10 @@ from typing import IO, Any
 import click
 import msgspec
 
-from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files
+from promptops.cli.changes import NO_CHANGED_FILES, changed_files_options, gather_changed_files, repo_option
 from promptops.cli.project import Project, format_option, pass_project
 from promptops.core.errors import PromptopsError
-from promptops.core.escape import one_line
+from promptops.core.escape import one_line, unreadable
 from promptops.core.files import STDIN, iter_lines, line_limit_problem, open_input, read_input
 from promptops.core.outcomes import ExitCode, exit_code, verdict_of
 from promptops.core.specs import decode_line
@@ -34,13 +34,7 @@ from promptops.store.logs import BATCH_DECODER, BatchRecord
     help="Validate with one of the contract's tiers (e.g. merge or detail); default: the full schema.",
 )
 @changed_files_options()
-@click.option(
-    "--repo",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Repository for --git-diff.",
-)
+@repo_option
 @click.option("--schema-version", "schema_floor", metavar="X.Y", help="Required schema version (the floor).")
 @click.option("--prompt-version", "prompt_pin", metavar="X.Y.Z", help="Pinned prompt version.")
 @click.option("--allow-prompt-patch-drift", is_flag=True, default=None, help="Accept any patch of the pinned prompt.")
@@ -87,17 +81,15 @@ def validate(
     request_versions = (str(policy.schema_floor), str(policy.prompt_version))
     if batch is not None:
         stream = open_input(batch)
+        out = _JsonLines(sys.stdout.buffer, hold=_regular(stream)) if output_format == "json" else None
+        default_changed = None if sources is None else ChangedFiles(sources)
         try:
-            return _validate_batch(
-                parser,
-                stream,
-                batch,
-                None if sources is None else ChangedFiles(sources),
-                request_versions,
-                output_format,
-                strict_warnings,
+            return _validate_records(
+                parser, stream, batch, default_changed, request_versions, out, strict_warnings, output_format
             )
         finally:
+            if out is not None:
+                out.flush()
             if batch != STDIN:
                 stream.close()
     if sources is None:
@@ -114,25 +106,6 @@ def validate(
 def _parse(parser: Parser, raw: bytes | str, changed: ChangedFiles, request_versions: tuple[str, str]) -> ParseOutcome:
     schema, prompt = request_versions
     return parser.parse(raw, changed, schema_version=schema, prompt_version=prompt)
-
-
-def _validate_batch(
-    parser: Parser,
-    source: IO[bytes],
-    name: str,
-    default_changed: ChangedFiles | None,
-    request_versions: tuple[str, str],
-    output_format: str,
-    strict_warnings: bool,
-) -> int:
-    out = _JsonLines(sys.stdout.buffer, hold=_regular(source)) if output_format == "json" else None
-    try:
-        return _validate_records(
-            parser, source, name, default_changed, request_versions, out, strict_warnings, output_format
-        )
-    finally:
-        if out is not None:
-            out.flush()
 
 
 def _validate_records(
@@ -196,7 +169,7 @@ def _validate_records(
         except Exception as problem:  # whatever fails on one record makes it bad; the others go on
             if isinstance(problem, MemoryError):
                 raise
-            click.echo(one_line(f"promptops: {name}:{line_number}: could not be read: {_one_line(problem)}"), err=True)
+            click.echo(one_line(f"promptops: {name}:{line_number}: {unreadable(problem)}"), err=True)
             tally["bad records"] += 1
             code = ExitCode.TOOL_FAILURE
             continue
@@ -291,11 +264,6 @@ def _regular(source: IO[bytes]) -> bool:
         return stat.S_ISREG(os.fstat(source.fileno()).st_mode)
     except (OSError, ValueError, AttributeError):  # no file descriptor (a test's BytesIO): stream it
         return False
-
-
-def _one_line(problem: BaseException, limit: int = 200) -> str:
-    text = " ".join(f"{type(problem).__name__}: {problem}".split())
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def describe(outcome: ParseOutcome) -> list[str]:

@@ -96,32 +96,14 @@ def _union(
         return out
     for index, branch in old_left:
         backward = new_ok and any(flags(differ.compare(branch, other, path))[0] for other in after)
-        note = "" if backward else " (its documents fit no new branch)"
-        out.append(
-            Difference(
-                branch_removed,
-                f"{path}<{keyword}[{index}]>",
-                backward,
-                old_ok,
-                old_ok,
-                f"{keyword} branch {index} removed{note}",
-            )
-        )
+        message = f"{keyword} branch {index} removed" + ("" if backward else " (its documents fit no new branch)")
+        out.append(Difference(branch_removed, f"{path}<{keyword}[{index}]>", backward, old_ok, old_ok, message))
     for index, branch in new_left:
         verdicts = [flags(differ.compare(other, branch, path)) for other in before]
         forward = old_ok and any(v[1] for v in verdicts)
         tolerant = old_ok and any(v[2] for v in verdicts)
-        note = "" if forward else " (its documents fit no old branch)"
-        out.append(
-            Difference(
-                branch_added,
-                f"{path}<{keyword}[{index}]>",
-                new_ok,
-                forward,
-                tolerant,
-                f"{keyword} branch {index} added{note}",
-            )
-        )
+        message = f"{keyword} branch {index} added" + ("" if forward else " (its documents fit no old branch)")
+        out.append(Difference(branch_added, f"{path}<{keyword}[{index}]>", new_ok, forward, tolerant, message))
     return out
 
 
@@ -136,29 +118,13 @@ def _conjuncts(differ: Walk, old: Node, new: Node, path: str) -> list[Difference
         return out
     for index, conjunct in new_left:
         backward = any(flags(differ.compare(part, conjunct, path))[0] for part in (old_plain, *old.all_of))
-        out.append(
-            Difference(
-                Kind.ALL_OF_SCHEMA_ADDED,
-                f"{path}<allOf[{index}]>",
-                backward,
-                True,
-                True,
-                f"allOf schema {index} added" + ("" if backward else " and old documents may fail it"),
-            )
-        )
+        message = f"allOf schema {index} added" + ("" if backward else " and old documents may fail it")
+        out.append(Difference(Kind.ALL_OF_SCHEMA_ADDED, f"{path}<allOf[{index}]>", backward, True, True, message))
     for index, conjunct in old_left:
         verdicts = [flags(differ.compare(conjunct, part, path)) for part in (new_plain, *new.all_of)]
         forward, tolerant = any(v[1] for v in verdicts), any(v[2] for v in verdicts)
-        out.append(
-            Difference(
-                Kind.ALL_OF_SCHEMA_REMOVED,
-                f"{path}<allOf[{index}]>",
-                True,
-                forward,
-                tolerant,
-                f"allOf schema {index} removed" + ("" if forward else " and new documents may fail it"),
-            )
-        )
+        message = f"allOf schema {index} removed" + ("" if forward else " and new documents may fail it")
+        out.append(Difference(Kind.ALL_OF_SCHEMA_REMOVED, f"{path}<allOf[{index}]>", True, forward, tolerant, message))
     return out
 
 

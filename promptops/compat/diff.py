@@ -25,7 +25,7 @@ from promptops.compat.evaluate import accepts
 from promptops.compat.node import FAMILIES, Bound, Node, canonical_types, expand_types, number_json
 from promptops.compat.objects import compare_objects
 from promptops.compat.policy import DEFAULT_POLICY, CompatPolicy
-from promptops.compat.walk import ANY, keyword_kind, least, most, narrowing, widening
+from promptops.compat.walk import ANY, incompatible, keyword_kind, least, most, narrowing, widening
 from promptops.core.shape import json_equal
 
 # Unknown keywords that are a plain conjunct of their schema: when both sides carry the same value (and it
@@ -91,26 +91,10 @@ class Differ:
         if old.never and new.never:
             return []
         if old.never:
-            return [
-                Difference(
-                    Kind.SCHEMA_BECAME_SATISFIABLE,
-                    path,
-                    True,
-                    False,
-                    False,
-                    "the old schema accepted nothing here; the new one accepts values",
-                )
-            ]
-        return [
-            Difference(
-                Kind.SCHEMA_BECAME_EMPTY,
-                path,
-                False,
-                True,
-                True,
-                "the new schema accepts nothing here (contradictory keywords or false)",
-            )
-        ]
+            message = "the old schema accepted nothing here; the new one accepts values"
+            return [widening(Kind.SCHEMA_BECAME_SATISFIABLE, path, message)]
+        message = "the new schema accepts nothing here (contradictory keywords or false)"
+        return [narrowing(Kind.SCHEMA_BECAME_EMPTY, path, message)]
 
     # -- types and enums -------------------------------------------------------------------------------------
 
@@ -119,30 +103,18 @@ class Differ:
         if before == after:
             return []
         added, removed = sorted(canonical_types(after - before)), sorted(canonical_types(before - after))
-        shown_old = sorted(old.types) if old.types is not None else None
-        shown_new = sorted(new.types) if new.types is not None else None
+        shown = (
+            sorted(old.types) if old.types is not None else None,
+            sorted(new.types) if new.types is not None else None,
+        )
         if not removed:
             note = "now nullable" if added == ["null"] else f"now also accepts {', '.join(added)}"
-            return [
-                Difference(Kind.TYPE_WIDENED, path, True, False, False, f"type widened: {note}", shown_old, shown_new)
-            ]
+            return [widening(Kind.TYPE_WIDENED, path, f"type widened: {note}", shown)]
         if not added:
             note = "no longer nullable" if removed == ["null"] else f"no longer accepts {', '.join(removed)}"
-            return [
-                Difference(Kind.TYPE_NARROWED, path, False, True, True, f"type narrowed: {note}", shown_old, shown_new)
-            ]
-        return [
-            Difference(
-                Kind.TYPE_CHANGED,
-                path,
-                False,
-                False,
-                False,
-                f"type changed: drops {', '.join(removed)}, adds {', '.join(added)}",
-                shown_old,
-                shown_new,
-            )
-        ]
+            return [narrowing(Kind.TYPE_NARROWED, path, f"type narrowed: {note}", shown)]
+        message = f"type changed: drops {', '.join(removed)}, adds {', '.join(added)}"
+        return [incompatible(Kind.TYPE_CHANGED, path, message, shown)]
 
     def _enum(
         self,
@@ -163,48 +135,19 @@ class Differ:
             if not gone:
                 return [Difference(Kind.ENUM_EXTENDED, path, True, False, tolerant, f"enum adds {_show(came)}", *shown)]
             if not came:
-                return [Difference(Kind.ENUM_NARROWED, path, False, True, True, f"enum drops {_show(gone)}", *shown)]
-            return [
-                Difference(
-                    Kind.ENUM_CHANGED,
-                    path,
-                    False,
-                    False,
-                    tolerant,
-                    f"enum drops {_show(gone)} and adds {_show(came)}",
-                    *shown,
-                )
-            ]
+                return [narrowing(Kind.ENUM_NARROWED, path, f"enum drops {_show(gone)}", shown)]
+            message = f"enum drops {_show(gone)} and adds {_show(came)}"
+            return [Difference(Kind.ENUM_CHANGED, path, False, False, tolerant, message, *shown)]
         if old_values is not None:  # the new schema lifts the closed set
             missing = [v for v in old_values if accepts(new, v, check_format=check) is not True]
             note = f"; it rejects old value(s) {_show(missing)}" if missing else ""
-            return [
-                Difference(
-                    Kind.ENUM_REMOVED,
-                    path,
-                    not missing,
-                    False,
-                    False,
-                    f"the fixed set of values is gone{note}",
-                    list(old_values),
-                    None,
-                )
-            ]
+            message = f"the fixed set of values is gone{note}"
+            return [Difference(Kind.ENUM_REMOVED, path, not missing, False, False, message, list(old_values), None)]
         assert new_values is not None
         foreign = [v for v in new_values if accepts(old, v, check_format=check) is not True]
         note = f"; the old schema rejects {_show(foreign)}" if foreign else ""
-        return [
-            Difference(
-                Kind.ENUM_ADDED,
-                path,
-                False,
-                not foreign,
-                not foreign,
-                f"values restricted to a fixed set{note}",
-                None,
-                list(new_values),
-            )
-        ]
+        message = f"values restricted to a fixed set{note}"
+        return [Difference(Kind.ENUM_ADDED, path, False, not foreign, not foreign, message, None, list(new_values))]
 
     # -- scalar keywords -------------------------------------------------------------------------------------
 
@@ -224,17 +167,7 @@ class Differ:
         elif (after / before).denominator == 1:
             out.append(narrowing(Kind.MULTIPLE_OF_EXPANDED, path, "multipleOf is a multiple of the old", shown))
         else:
-            out.append(
-                Difference(
-                    Kind.MULTIPLE_OF_CHANGED,
-                    path,
-                    False,
-                    False,
-                    False,
-                    "multipleOf changed to an unrelated value",
-                    *shown,
-                )
-            )
+            out.append(incompatible(Kind.MULTIPLE_OF_CHANGED, path, "multipleOf changed to an unrelated value", shown))
         return out
 
     def _strings(self, old: Node, new: Node, path: str) -> list[Difference]:
@@ -279,19 +212,11 @@ class Differ:
                 if same
                 else ("added" if name not in old.unknown else "removed" if name not in new.unknown else "changed")
             )
-            out.append(
-                Difference(
-                    Kind.UNSUPPORTED_KEYWORD,
-                    path,
-                    False,
-                    False,
-                    False,
-                    f"keyword {name!r} is not understood by the compatibility engine ({why}); "
-                    "treated as incompatible both ways",
-                    before,
-                    after,
-                )
+            message = (
+                f"keyword {name!r} is not understood by the compatibility engine ({why}); "
+                "treated as incompatible both ways"
             )
+            out.append(incompatible(Kind.UNSUPPORTED_KEYWORD, path, message, (before, after)))
         return out
 
 
@@ -361,15 +286,5 @@ def _textual(base: str, before: str | None, after: str | None, path: str) -> lis
         return [widening(keyword_kind(base, "removed"), path, f"{base} {before!r} removed", (before, after))]
     if before is None:
         return [narrowing(keyword_kind(base, "added"), path, f"{base} {after!r} added", (before, after))]
-    return [
-        Difference(
-            keyword_kind(base, "changed"),
-            path,
-            False,
-            False,
-            False,
-            f"{base} changed from {before!r} to {after!r} (compared as text)",
-            before,
-            after,
-        )
-    ]
+    message = f"{base} changed from {before!r} to {after!r} (compared as text)"
+    return [incompatible(keyword_kind(base, "changed"), path, message, (before, after))]

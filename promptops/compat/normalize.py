@@ -28,38 +28,22 @@ from promptops.core.shape import json_equal
 
 # Keywords that never change which documents are valid.
 ANNOTATIONS = shape.ANNOTATIONS | {"$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary"}
-UNDERSTOOD = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "multipleOf",
-        "maximum",
-        "exclusiveMaximum",
-        "minimum",
-        "exclusiveMinimum",
-        "maxLength",
-        "minLength",
-        "pattern",
-        "format",
-        "items",
-        "additionalItems",
-        "prefixItems",
-        "maxItems",
-        "minItems",
-        "uniqueItems",
-        "maxProperties",
-        "minProperties",
-        "required",
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "$ref",
-    }
-)
+# The keywords the diff engine compares: a field rule's, and those of objects, tuples and combinators.
+UNDERSTOOD = shape.FIELD_KEYWORDS | {
+    "format",
+    "additionalItems",
+    "prefixItems",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+}
 
 
 @dataclass(frozen=True, eq=False)

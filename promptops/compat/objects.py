@@ -21,33 +21,17 @@ from promptops.compat.difference import Difference, Kind, flags, tolerated
 from promptops.compat.evaluate import name_matches
 from promptops.compat.node import Node
 from promptops.compat.simplify import conjoin
-from promptops.compat.walk import ANY, Walk, least, member, most
+from promptops.compat.walk import ANY, Walk, least, member, most, narrowing, widening
 
 
 def compare_objects(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]:
     out = _properties(differ, old, new, path)
     for name in sorted(new.required - old.required):
-        out.append(
-            Difference(
-                Kind.REQUIRED_ADDED,
-                member(path, name),
-                False,
-                True,
-                True,
-                f"{name!r} is now required: old documents without it are rejected (a default never excuses it)",
-            )
-        )
+        message = f"{name!r} is now required: old documents without it are rejected (a default never excuses it)"
+        out.append(narrowing(Kind.REQUIRED_ADDED, member(path, name), message))
     for name in sorted(old.required - new.required):
-        out.append(
-            Difference(
-                Kind.REQUIRED_REMOVED,
-                member(path, name),
-                True,
-                False,
-                False,
-                f"{name!r} is no longer required: old parsers reject documents without it",
-            )
-        )
+        message = f"{name!r} is no longer required: old parsers reject documents without it"
+        out.append(widening(Kind.REQUIRED_REMOVED, member(path, name), message))
     out += _patterns(differ, old, new, path)
     out += _additional(differ, old, new, path)
     out += least("min_properties", old.min_properties, new.min_properties, path)
@@ -100,39 +84,20 @@ def _properties(differ: Walk, old: Node, new: Node, path: str) -> list[Differenc
         trivial = before.never or after.never or before is ANY or after is ANY  # the model says it all
         because = "" if trivial else _because(nested)
         if name in new.properties:
-            if not declares(old, name):
-                tolerant = True
-            model = _model(old)
+            tolerant = tolerant or not declares(old, name)
+            kind, change, model = Kind.PROPERTY_ADDED, "added to", _model(old)
             effect = {
                 "closed object": "the old schema rejected documents carrying it",
                 "open object": "the old schema allowed it with any value",
             }.get(model, "the old schema constrained it through additionalProperties/patternProperties")
-            out.append(
-                Difference(
-                    Kind.PROPERTY_ADDED,
-                    where,
-                    backward,
-                    forward,
-                    tolerant,
-                    f"property {name!r} added to {_a(model)}: {effect}{because}",
-                )
-            )
         else:
-            model = _model(new)
+            kind, change, model = Kind.PROPERTY_REMOVED, "removed from", _model(new)
             effect = {
                 "closed object": "the new schema rejects documents carrying it",
                 "open object": "the new schema allows it with any value",
             }.get(model, "the new schema constrains it through additionalProperties/patternProperties")
-            out.append(
-                Difference(
-                    Kind.PROPERTY_REMOVED,
-                    where,
-                    backward,
-                    forward,
-                    tolerant,
-                    f"property {name!r} removed from {_a(model)}: {effect}{because}",
-                )
-            )
+        message = f"property {name!r} {change} {_a(model)}: {effect}{because}"
+        out.append(Difference(kind, where, backward, forward, tolerant, message))
     return out
 
 
@@ -156,27 +121,16 @@ def _patterns(differ: Walk, old: Node, new: Node, path: str) -> list[Difference]
         candidates = (old_rest, *before.values())
         backward = all(flags(differ.compare(c, after[pattern], where))[0] for c in candidates)
         _, forward, _ = flags(differ.compare(old_rest, after[pattern], where))
-        out.append(
-            Difference(
-                Kind.PATTERN_PROPERTY_ADDED, where, backward, forward, True, f"patternProperties {pattern!r} added"
-            )
-        )
+        message = f"patternProperties {pattern!r} added"
+        out.append(Difference(Kind.PATTERN_PROPERTY_ADDED, where, backward, forward, True, message))
     for pattern in sorted(before.keys() - after.keys()):
         where = f"{path}[/{pattern}/]"
         backward = flags(differ.compare(before[pattern], new_rest, where))[0]
         verdicts = [flags(differ.compare(before[pattern], c, where)) for c in (new_rest, *after.values())]
         forward = all(v[1] for v in verdicts)
         tolerant = all(v[2] for v in verdicts)
-        out.append(
-            Difference(
-                Kind.PATTERN_PROPERTY_REMOVED,
-                where,
-                backward,
-                forward,
-                tolerant,
-                f"patternProperties {pattern!r} removed",
-            )
-        )
+        message = f"patternProperties {pattern!r} removed"
+        out.append(Difference(Kind.PATTERN_PROPERTY_REMOVED, where, backward, forward, tolerant, message))
     return out
 
 

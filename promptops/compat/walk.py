@@ -40,14 +40,19 @@ def member(path: str, name: str) -> str:
     return f"{path}[{json.dumps(name)}]"
 
 
-def widening(kind: Kind, path: str, message: str, shown: tuple[Any, Any]) -> Difference:
+def widening(kind: Kind, path: str, message: str, shown: tuple[Any, Any] = (None, None)) -> Difference:
     """The new schema accepts more here: backward compatible, forward (even tolerant) not."""
     return Difference(kind, path, True, False, False, message, *shown)
 
 
-def narrowing(kind: Kind, path: str, message: str, shown: tuple[Any, Any]) -> Difference:
+def narrowing(kind: Kind, path: str, message: str, shown: tuple[Any, Any] = (None, None)) -> Difference:
     """The new schema accepts less here: forward compatible, backward not."""
     return Difference(kind, path, False, True, True, message, *shown)
+
+
+def incompatible(kind: Kind, path: str, message: str, shown: tuple[Any, Any] = (None, None)) -> Difference:
+    """The two schemas accept different documents here: compatible neither way."""
+    return Difference(kind, path, False, False, False, message, *shown)
 
 
 def keyword_kind(base: str, verb: str) -> Kind:

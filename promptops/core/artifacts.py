@@ -85,13 +85,7 @@ class ArtifactProblem(NamedTuple):
     actual: str | None = None  # the sha256 on disk
 
     def to_dict(self) -> dict[str, str | None]:
-        return {
-            "kind": self.kind,
-            "file": self.file,
-            "message": self.message,
-            "locked": self.locked,
-            "actual": self.actual,
-        }
+        return self._asdict()
 
 
 def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
@@ -112,27 +106,16 @@ def check_artifacts(root: Path, lock: ReleaseLock) -> list[ArtifactProblem]:
             continue
         actual = sha256_file(file)
         if actual != digest:
-            problems.append(
-                ArtifactProblem(
-                    "modified",
-                    rel,
-                    f"modified after release {owner[path]}: sha256 {actual[:12]}... but the lock has {digest[:12]}...",
-                    digest,
-                    actual,
-                )
-            )
+            message = f"modified after release {owner[path]}: sha256 {actual[:12]}... but the lock has {digest[:12]}..."
+            problems.append(ArtifactProblem("modified", rel, message, digest, actual))
     for path in _release_files(base):  # with no lock, or an emptied one, every release file is a stray
         if path in pending and pending[path] == sha256_file(base / path):
             continue  # moved in by a cut not committed yet: released by no entry, removed if that cut died
         if path not in locked:
-            problems.append(
-                ArtifactProblem(
-                    "unlocked",
-                    f"{lock.directory}/{path}",
-                    "in prompts/ but locked by no release (left by an interrupted cut? run release cut again, "
-                    "or remove it)",
-                )
+            message = (
+                "in prompts/ but locked by no release (left by an interrupted cut? run release cut again, or remove it)"
             )
+            problems.append(ArtifactProblem("unlocked", f"{lock.directory}/{path}", message))
     return sorted(problems, key=lambda p: p.file)
 
 

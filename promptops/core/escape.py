@@ -29,6 +29,13 @@ def one_line(value: object) -> str:
     return text
 
 
+def unreadable(problem: BaseException, limit: int = 200) -> str:
+    """Why one record could not be read: ``could not be read: Type: message``, whitespace folded, cut to
+    ``limit`` characters."""
+    text = " ".join(f"{type(problem).__name__}: {problem}".split())
+    return f"could not be read: {text if len(text) <= limit else text[: limit - 3] + '...'}"
+
+
 def _escape(ch: str) -> str:
     if "\ud800" <= ch <= "\udfff":  # a lone surrogate (from surrogateescape-decoded bytes) cannot be encoded
         return f"\\u{ord(ch):04x}"

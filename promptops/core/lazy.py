@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -20,3 +20,8 @@ def lazy_names(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]
         return value
 
     return __getattr__
+
+
+def by_module(names: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """``lazy_names``'s table (name -> module) from the names each module exports (module -> names)."""
+    return {name: module for module, exported in names.items() for name in exported}

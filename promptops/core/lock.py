@@ -74,8 +74,8 @@ class Release(NamedTuple):
         """The snapshot's path under versions/<contract>/."""
         return snapshot_path(self.version)
 
-    def to_dict(self, directory: str) -> dict[str, Any]:
-        """The entry as JSON, artifact paths repo-relative (``directory`` is the contract's, e.g. versions/x)."""
+    def entry(self) -> dict[str, Any]:
+        """The entry as the lock file holds it, keys in the lock's order."""
         return {
             "version": str(self.version),
             "schema_version": str(self.schema_version),
@@ -84,8 +84,12 @@ class Release(NamedTuple):
             "date": self.date,
             "note": self.note,
             "status": self.status,
-            "artifacts": {f"{directory}/{path}": digest for path, digest in self.artifacts.items()},
+            "artifacts": dict(self.artifacts),
         }
+
+    def to_dict(self, directory: str) -> dict[str, Any]:
+        """The entry as JSON, artifact paths repo-relative (``directory`` is the contract's, e.g. versions/x)."""
+        return {**self.entry(), "artifacts": {f"{directory}/{path}": digest for path, digest in self.artifacts.items()}}
 
 
 class ReleaseLock(NamedTuple):
@@ -211,19 +215,7 @@ def parse_lock(text: str, contract: str, source: str) -> ReleaseLock:
 
 def dump_lock(lock: ReleaseLock) -> str:
     """The lock as YAML text, deterministic (entries oldest first, keys in a fixed order)."""
-    entries = [
-        {
-            "version": str(r.version),
-            "schema_version": str(r.schema_version),
-            "class": r.prompt_class,
-            "schema_class": r.schema_class,
-            "date": r.date,
-            "note": r.note,
-            "status": r.status,
-            "artifacts": dict(r.artifacts),
-        }
-        for r in lock.releases
-    ]
+    entries = [release.entry() for release in lock.releases]
     body = {"contract": lock.contract, "lock_version": LOCK_VERSION, "releases": entries}
     text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
     return _HEADER.format(contract=lock.contract) + text

@@ -16,7 +16,6 @@ from typing import Any
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
-LEVELS = ("error", "warning", "note")
 
 
 class Fingerprints:

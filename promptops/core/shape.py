@@ -42,73 +42,57 @@ ANNOTATIONS = frozenset(
 )
 # What the parser leaves unchecked besides: draft 7 treats formats and content encodings as annotations.
 _UNCHECKED = ANNOTATIONS | {"format", "contentMediaType", "contentEncoding"}
+# The keywords a field rule holds (anything else on a field goes to the full validator).
+FIELD_KEYWORDS = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "items",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+    }
+)
 # Every validation keyword of drafts 4 to 2020-12; anything outside this set is an unknown keyword, which
 # JSON Schema validators ignore, and so do we (code-review-findings carries a top-level "_meta" block).
-_VALIDATION_KEYWORDS = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "multipleOf",
-        "maximum",
-        "exclusiveMaximum",
-        "minimum",
-        "exclusiveMinimum",
-        "maxLength",
-        "minLength",
-        "pattern",
-        "items",
-        "additionalItems",
-        "prefixItems",
-        "maxItems",
-        "minItems",
-        "uniqueItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "maxProperties",
-        "minProperties",
-        "required",
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "dependencies",
-        "dependentRequired",
-        "dependentSchemas",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "$ref",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "$dynamicRef",
-        "$recursiveRef",
-    }
-)
-_FIELD_KEYWORDS = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "multipleOf",
-        "maximum",
-        "exclusiveMaximum",
-        "minimum",
-        "exclusiveMinimum",
-        "maxLength",
-        "minLength",
-        "pattern",
-        "items",
-        "maxItems",
-        "minItems",
-        "uniqueItems",
-    }
-)
+_VALIDATION_KEYWORDS = FIELD_KEYWORDS | {
+    "additionalItems",
+    "prefixItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "dependencies",
+    "dependentRequired",
+    "dependentSchemas",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "$ref",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$dynamicRef",
+    "$recursiveRef",
+}
 _OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 
 
@@ -248,7 +232,7 @@ def _field_rule(name: str, schema: Any, path: str, refs: _Refs, source: str) -> 
     )
     if is_open_object:
         return FieldRule(name=name, types=types, open_object=True, description=description)
-    if not keywords <= _FIELD_KEYWORDS or "object" in types or refs.has_ref(schema):
+    if not keywords <= FIELD_KEYWORDS or "object" in types or refs.has_ref(schema):
         return FieldRule(name=name, types=types, fallback=refs.inline(schema, path), description=description)
     enum: tuple[Any, ...] | None = None
     if "enum" in schema:

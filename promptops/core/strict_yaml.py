@@ -39,12 +39,8 @@ class StrictLoader(_Base):  # type: ignore[misc]
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, Hashable):
                 if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None,
-                        None,
-                        f"duplicate key {key!r} (first on line {seen[key]})",
-                        key_node.start_mark,
-                    )
+                    problem = f"duplicate key {key!r} (first on line {seen[key]})"
+                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
                 seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 

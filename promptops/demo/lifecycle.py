@@ -191,12 +191,8 @@ def _schema_stage(workspace: Path, latest: ReleaseStep, previous: ReleaseStep) -
     ]
     lines += [f"  {d.kind} at {d.path}" for d in comparison.differences]
     folder = f"versions/{CONTRACT}/schemas"
-    return Stage(
-        "Diff the schema",
-        f"promptops compat diff {folder}/{previous.schema_version}.json {folder}/{latest.schema_version}.json",
-        tuple(lines),
-        {"compat": comparison.to_dict()},
-    )
+    command = f"promptops compat diff {folder}/{previous.schema_version}.json {folder}/{latest.schema_version}.json"
+    return Stage("Diff the schema", command, tuple(lines), {"compat": comparison.to_dict()})
 
 
 def _plan_stage(plan: Plan) -> Stage:
@@ -268,12 +264,8 @@ def _feedback_stage(workspace: Path, store_path: Path, plan: Plan, start: dateti
         total = sum(outcomes.values())
         acted = outcomes.get("fixed", 0) + outcomes.get("accepted", 0)
         lines.append(f"{arm}: {acted:,} of {total:,} findings acted on ({acted / total:.0%}), the rest dismissed")
-    return Stage(
-        "Feedback on the findings",
-        f"promptops feedback ingest {_rel(workspace, log)}",
-        tuple(lines),
-        {"feedback": written, "stored": stored},
-    )
+    command = f"promptops feedback ingest {_rel(workspace, log)}"
+    return Stage("Feedback on the findings", command, tuple(lines), {"feedback": written, "stored": stored})
 
 
 def _decide(

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from promptops.core.contract import Contract
 from promptops.core.policy import ParserPolicy
 from promptops.merge.similarity import DEFAULT_THRESHOLD
 from promptops.parsing import ParseOutcome
 from promptops.parsing.semantics import SEVERITY_WEIGHTS
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,18 @@ class SourceFinding:
         return out
 
 
+class _FromLead(Generic[_T]):
+    """A read-only attribute of a merged finding that is its lead's attribute of the same name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, finding: MergedFinding | None, owner: type | None = None) -> _T:
+        if finding is None:  # read on the class (introspection): the descriptor, as a property gives
+            return cast(_T, self)
+        return cast(_T, getattr(finding.lead, self._name))
+
+
 @dataclass(frozen=True)
 class MergedFinding:
     """One issue after deduplication.
@@ -101,33 +115,13 @@ class MergedFinding:
     def lead(self) -> SourceFinding:
         return self.sources[0]
 
-    @property
-    def score(self) -> float:
-        return self.lead.score
-
-    @property
-    def severity(self) -> str:
-        return self.lead.severity
-
-    @property
-    def confidence(self) -> float:
-        return self.lead.confidence
-
-    @property
-    def file(self) -> str | None:
-        return self.lead.file
-
-    @property
-    def line(self) -> int | None:
-        return self.lead.line
-
-    @property
-    def title(self) -> str:
-        return self.lead.title
-
-    @property
-    def message(self) -> str:
-        return self.lead.message
+    score = _FromLead[float]()
+    severity = _FromLead[str]()
+    confidence = _FromLead[float]()
+    file = _FromLead[str | None]()
+    line = _FromLead[int | None]()
+    title = _FromLead[str]()
+    message = _FromLead[str]()
 
     @property
     def category(self) -> str:

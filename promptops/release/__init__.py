@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops.core.lazy import lazy_names
+from promptops.core.lazy import by_module, lazy_names
 
 if TYPE_CHECKING:
     from promptops.core.artifacts import ArtifactProblem, FreezeError, check_artifacts, template_sources
@@ -36,34 +36,29 @@ if TYPE_CHECKING:
     )
     from promptops.release.write import contract_lock, write_release
 
-_EXPORTS: dict[str, str] = {
-    "ArtifactProblem": "promptops.core.artifacts",
-    "FreezeError": "promptops.core.artifacts",
-    "check_artifacts": "promptops.core.artifacts",
-    "template_sources": "promptops.core.artifacts",
-    "CHECK_RULES": "promptops.release.check",
-    "ReleaseCheck": "promptops.release.check",
-    "check_release": "promptops.release.check",
-    "CutPlan": "promptops.release.cut",
-    "CutRequest": "promptops.release.cut",
-    "PromptCheck": "promptops.release.cut",
-    "SchemaCheck": "promptops.release.cut",
-    "plan_cut": "promptops.release.cut",
-    "smallest_passing": "promptops.release.cut",
-    "LOCK_FILE": "promptops.core.lock",
-    "LockError": "promptops.core.lock",
-    "Release": "promptops.core.lock",
-    "ReleaseLock": "promptops.core.lock",
-    "load_lock": "promptops.core.lock",
-    "Matrix": "promptops.release.matrix",
-    "compat_matrix": "promptops.release.matrix",
-    "PromptComparison": "promptops.release.prompt_class",
-    "RenderedContract": "promptops.release.prompt_class",
-    "classify_prompt": "promptops.release.prompt_class",
-    "rendered_contract": "promptops.release.prompt_class",
-    "contract_lock": "promptops.release.write",
-    "write_release": "promptops.release.write",
-}
+_EXPORTS = by_module(
+    {
+        "promptops.core.artifacts": ("ArtifactProblem", "FreezeError", "check_artifacts", "template_sources"),
+        "promptops.release.check": ("CHECK_RULES", "ReleaseCheck", "check_release"),
+        "promptops.release.cut": (
+            "CutPlan",
+            "CutRequest",
+            "PromptCheck",
+            "SchemaCheck",
+            "plan_cut",
+            "smallest_passing",
+        ),
+        "promptops.core.lock": ("LOCK_FILE", "LockError", "Release", "ReleaseLock", "load_lock"),
+        "promptops.release.matrix": ("Matrix", "compat_matrix"),
+        "promptops.release.prompt_class": (
+            "PromptComparison",
+            "RenderedContract",
+            "classify_prompt",
+            "rendered_contract",
+        ),
+        "promptops.release.write": ("contract_lock", "write_release"),
+    }
+)
 
 __all__ = [
     "CHECK_RULES",

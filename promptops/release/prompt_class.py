@@ -138,24 +138,13 @@ def classify_prompt(old: RenderedContract, new: RenderedContract) -> PromptCompa
         if before is None:
             assert after is not None
             required = "required" in after.statuses
-            differences.append(
-                PromptDifference(
-                    "field_restated",
-                    after.label,
-                    MAJOR if required else MINOR,
-                    f"{after.label} is newly restated as {'required' if required else 'optional'}"
-                    + (": a new requirement the previous prompt did not state" if required else ""),
-                )
+            message = f"{after.label} is newly restated as {'required' if required else 'optional'}" + (
+                ": a new requirement the previous prompt did not state" if required else ""
             )
+            differences.append(PromptDifference("field_restated", after.label, MAJOR if required else MINOR, message))
         elif after is None:
-            differences.append(
-                PromptDifference(
-                    "field_no_longer_restated",
-                    before.label,
-                    MAJOR,
-                    f"{before.label} is no longer restated: the model is no longer told about it",
-                )
-            )
+            message = f"{before.label} is no longer restated: the model is no longer told about it"
+            differences.append(PromptDifference("field_no_longer_restated", before.label, MAJOR, message))
         else:
             differences += _field(before, after)
     return PromptComparison(old.schema_version, new.schema_version, tuple(differences))
@@ -174,24 +163,14 @@ def _target(old: SchemaVersion, new: SchemaVersion) -> list[PromptDifference]:
 def _field(before: StatedField, after: StatedField) -> list[PromptDifference]:
     out: list[PromptDifference] = []
     if before.statuses != after.statuses:
-        out.append(
-            PromptDifference(
-                "status_changed",
-                after.label,
-                MAJOR,
-                f"{after.label} was stated {_words(before.statuses)}, now {_words(after.statuses)}",
-            )
-        )
+        message = f"{after.label} was stated {_words(before.statuses)}, now {_words(after.statuses)}"
+        out.append(PromptDifference("status_changed", after.label, MAJOR, message))
     if before.rules != after.rules:
-        out.append(
-            PromptDifference(
-                "rule_changed",
-                after.label,
-                MAJOR,
-                f"{after.label}: rule ({_words(before.rules)}) is now ({_words(after.rules)}); a reworded bound "
-                "cannot be proven to mean the same",
-            )
+        message = (
+            f"{after.label}: rule ({_words(before.rules)}) is now ({_words(after.rules)}); a reworded bound "
+            "cannot be proven to mean the same"
         )
+        out.append(PromptDifference("rule_changed", after.label, MAJOR, message))
     if before.enum != after.enum:
         added = sorted((after.enum or frozenset()) - (before.enum or frozenset()))
         removed = sorted((before.enum or frozenset()) - (after.enum or frozenset()))
@@ -199,9 +178,8 @@ def _field(before: StatedField, after: StatedField) -> list[PromptDifference]:
         parts += [f"removes {', '.join(removed)}"] if removed else []
         if before.enum is None or after.enum is None:
             parts = ["is newly stated" if before.enum is None else "is no longer stated"]
-        out.append(
-            PromptDifference("enum_set_changed", after.label, MAJOR, f"{after.label}: enum set {'; '.join(parts)}")
-        )
+        message = f"{after.label}: enum set {'; '.join(parts)}"
+        out.append(PromptDifference("enum_set_changed", after.label, MAJOR, message))
     return out
 
 

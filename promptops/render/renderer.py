@@ -286,13 +286,12 @@ class Renderer:
         if version is not None and self.pins(head).prompt_version != version:
             snapshots = self.root / VERSIONS_DIR / contract.name / PROMPTS_DIR
             released = sorted(p.stem for p in snapshots.glob("*.j2")) if snapshots.is_dir() else []
-            raise RenderError(
-                self._relative(head),
-                None,
+            problem = (
                 f"no prompt {version} for contract {contract.name}: the head template pins "
                 f"{self.pins(head).prompt_text} and {self._relative(snapshots)}/ holds "
-                f"{', '.join(released) or 'no snapshots'}",
+                f"{', '.join(released) or 'no snapshots'}"
             )
+            raise RenderError(self._relative(head), None, problem)
         return head
 
     def pins(self, path: Path) -> Pins:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops.core.lazy import lazy_names
+from promptops.core.lazy import by_module, lazy_names
 
 if TYPE_CHECKING:
     from promptops.report.gather import ReportError, gather_report
@@ -22,16 +22,15 @@ if TYPE_CHECKING:
     from promptops.report.prom import render_prom
     from promptops.report.write import ReportFiles, write_prom, write_report
 
-_EXPORTS: dict[str, str] = {
-    "ReportError": "promptops.report.gather",
-    "gather_report": "promptops.report.gather",
-    "render_html": "promptops.report.html",
-    "ContractReport": "promptops.report.model",
-    "render_prom": "promptops.report.prom",
-    "ReportFiles": "promptops.report.write",
-    "write_prom": "promptops.report.write",
-    "write_report": "promptops.report.write",
-}
+_EXPORTS = by_module(
+    {
+        "promptops.report.gather": ("ReportError", "gather_report"),
+        "promptops.report.html": ("render_html",),
+        "promptops.report.model": ("ContractReport",),
+        "promptops.report.prom": ("render_prom",),
+        "promptops.report.write": ("ReportFiles", "write_prom", "write_report"),
+    }
+)
 
 __all__ = [
     "ContractReport",

@@ -40,6 +40,11 @@ def _el(tag: str, attrs: Mapping[str, object], *children: Svg, text: str | None 
     return Svg(f"<{tag}{attributes}>{inner}</{tag}>")
 
 
+def _text(x: float, y: float, css: str, text: str, anchor: str | None = None, *children: Svg) -> Svg:
+    """A text element at (``x``, ``y``) of class ``css``; ``anchor`` is its text-anchor (None: the start)."""
+    return _el("text", {"x": x, "y": y, "text_anchor": anchor, "class": css}, *children, text=text)
+
+
 def _attr(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".")
@@ -95,9 +100,7 @@ def rate_chart(
     for i in range(5):
         tick = top * i / 4
         parts.append(_el("line", {"x1": _LEFT, "x2": _LEFT + inner_w, "y1": y(tick), "y2": y(tick), "class": "grid"}))
-        parts.append(
-            _el("text", {"x": _LEFT - 6, "y": y(tick) + 4, "text_anchor": "end", "class": "tick"}, text=_tick(tick))
-        )
+        parts.append(_text(_LEFT - 6, y(tick) + 4, "tick", _tick(tick), "end"))
     if points:
         start = min(p.start for p in points)
         end = max(p.start for p in points) + width
@@ -117,56 +120,28 @@ def rate_chart(
                 at = x(moment) + (-3 if right else 3)
                 reach = _MARK_CHAR * len(text)
                 row = _free_row(rows, (at - reach, at) if right else (at, at + reach))
-                placed = {
-                    "x": at,
-                    "y": _TOP + 11 + _MARK_ROW * row,
-                    "text_anchor": "end" if right else None,
-                    "class": "mark-label",
-                }
-                parts.append(_el("text", placed, text=text))
+                parts.append(_text(at, _TOP + 11 + _MARK_ROW * row, "mark-label", text, "end" if right else None))
         for arm in ("baseline", "candidate"):
             for run in _runs(series.arms.get(arm, ()), width):
                 parts += _arm_run(run, arm, x, y, width)
         for moment, anchor in ((start, "start"), (start + (end - start) / 2, "middle"), (end, "end")):
-            parts.append(
-                _el(
-                    "text",
-                    {"x": x(moment), "y": _HEIGHT - _BOTTOM + 16, "text_anchor": anchor, "class": "tick"},
-                    text=_when(moment, bucket),
-                )
-            )
+            parts.append(_text(x(moment), _HEIGHT - _BOTTOM + 16, "tick", _when(moment, bucket), anchor))
     slo_y = y(series.slo)
     if not points:
         # In the half of the plot the SLO line does not cross, so the two never overlap
         empty_y = _TOP + inner_h * (0.75 if slo_y < _TOP + inner_h / 2 else 0.25) + 4
-        parts.append(
-            _el(
-                "text",
-                {"x": _LEFT + inner_w / 2, "y": empty_y, "text_anchor": "middle", "class": "empty"},
-                text="no responses of this rollout in the store yet",
-            )
-        )
+        empty = "no responses of this rollout in the store yet"
+        parts.append(_text(_LEFT + inner_w / 2, empty_y, "empty", empty, "middle"))
     parts.append(_el("line", {"x1": _LEFT, "x2": _LEFT + inner_w, "y1": slo_y, "y2": slo_y, "class": "slo"}))
-    parts.append(
-        _el(
-            "text",
-            {"x": _LEFT + inner_w - 4, "y": slo_y - 4, "text_anchor": "end", "class": "slo-label"},
-            text=f"SLO {pct(series.slo)}",
-        )
-    )
+    parts.append(_text(_LEFT + inner_w - 4, slo_y - 4, "slo-label", f"SLO {pct(series.slo)}", "end"))
     legend_x = _LEFT
     for arm in ("candidate", "baseline"):
         text = f"{arm} {versions.get(arm, '')}".strip()
         parts.append(_el("rect", {"x": legend_x, "y": 8, "width": 12, "height": 10, "fill": COLORS[arm]}))
-        parts.append(_el("text", {"x": legend_x + 16, "y": 17, "class": "legend"}, text=text))
+        parts.append(_text(legend_x + 16, 17, "legend", text))
         legend_x += 24 + 7 * len(text)
-    parts.append(
-        _el(
-            "text",
-            {"x": _LEFT + inner_w, "y": _HEIGHT - 6, "text_anchor": "end", "class": "note"},
-            text=f"per {bucket} (UTC); bands: one-sided Wilson bounds",
-        )
-    )
+    note = f"per {bucket} (UTC); bands: one-sided Wilson bounds"
+    parts.append(_text(_LEFT + inner_w, _HEIGHT - 6, "note", note, "end"))
     return _svg(_WIDTH, _HEIGHT, label, *parts)
 
 
@@ -255,7 +230,7 @@ def progress(n: int, needed: int, label: str, status: str | None = None) -> Svg:
             "rect",
             {"x": 0, "y": 0, "width": width * done, "height": height, "class": tone},
         ),
-        _el("text", {"x": width + 6, "y": 12, "class": "legend"}, text=text),
+        _text(width + 6, 12, "legend", text),
     )
 
 
@@ -270,14 +245,7 @@ def bars(counts: Sequence[Count], label: str, color: str = "#5c677d") -> Svg:
     for i, count in enumerate(counts):
         top = 2 + i * row
         name = count.label if len(count.label) <= 48 else count.label[:47] + "…"
-        parts.append(
-            _el(
-                "text",
-                {"x": label_w - 6, "y": top + 14, "text_anchor": "end", "class": "legend"},
-                _el("title", {}, text=count.label),
-                text=name,
-            )
-        )
+        parts.append(_text(label_w - 6, top + 14, "legend", name, "end", _el("title", {}, text=count.label)))
         parts.append(
             _el(
                 "rect",
@@ -290,13 +258,7 @@ def bars(counts: Sequence[Count], label: str, color: str = "#5c677d") -> Svg:
                 },
             )
         )
-        parts.append(
-            _el(
-                "text",
-                {"x": label_w + bar_w * count.count / most + 6, "y": top + 14, "class": "legend"},
-                text=f"{count.count:,}",
-            )
-        )
+        parts.append(_text(label_w + bar_w * count.count / most + 6, top + 14, "legend", f"{count.count:,}"))
     return _svg(label_w + bar_w + 80, height, label, *parts)
 
 

@@ -55,12 +55,18 @@ class _Family:
         return out
 
 
+def _counter(name: str, help: str) -> _Family:
+    return _Family(name, "counter", help)
+
+
+def _gauge(name: str, help: str) -> _Family:
+    return _Family(name, "gauge", help)
+
+
 def render_prom(report: ContractReport) -> str:
     """The exposition text of ``report`` (ends with a newline, as the textfile collector expects)."""
     families = _counters(report.contract, report.traffic) + _gauges(report)
-    timestamp = _Family(
-        "promptops_report_timestamp_seconds", "gauge", "When the report was generated (its --now), Unix time."
-    )
+    timestamp = _gauge("promptops_report_timestamp_seconds", "When the report was generated (its --now), Unix time.")
     timestamp.add((("contract", report.contract),), report.now.timestamp())
     families.append(timestamp)
     lines = [line for family in families if family.samples for line in family.lines()]
@@ -68,15 +74,11 @@ def render_prom(report: ContractReport) -> str:
 
 
 def _counters(contract: str, traffic: Iterable[TrafficRow]) -> list[_Family]:
-    responses = _Family("promptops_responses_total", "counter", "Responses stored, by outcome (accepted, rejected).")
-    rejections = _Family("promptops_rejections_total", "counter", "Rejected responses, by reject reason.")
-    findings = _Family(
-        "promptops_findings_total", "counter", "Findings the responses held, by outcome (kept, dropped)."
-    )
-    coerced = _Family(
-        "promptops_findings_coerced_total", "counter", "Kept findings with at least one coercion applied."
-    )
-    coercions = _Family("promptops_coercions_total", "counter", "Coercion diagnostics (top-level fields included).")
+    responses = _counter("promptops_responses_total", "Responses stored, by outcome (accepted, rejected).")
+    rejections = _counter("promptops_rejections_total", "Rejected responses, by reject reason.")
+    findings = _counter("promptops_findings_total", "Findings the responses held, by outcome (kept, dropped).")
+    coerced = _counter("promptops_findings_coerced_total", "Kept findings with at least one coercion applied.")
+    coercions = _counter("promptops_coercions_total", "Coercion diagnostics (top-level fields included).")
     for row in traffic:
         labels = list(
             zip(_SLICE, (contract, row.rollout, row.arm, row.prompt_version, row.schema_version), strict=True)
@@ -93,42 +95,33 @@ def _counters(contract: str, traffic: Iterable[TrafficRow]) -> list[_Family]:
 
 
 def _gauges(report: ContractReport) -> list[_Family]:
-    verdict = _Family(
-        "promptops_gate_verdict", "gauge", "Latest gate verdict of the rollout (1 for the current verdict, else 0)."
+    verdict = _gauge(
+        "promptops_gate_verdict", "Latest gate verdict of the rollout (1 for the current verdict, else 0)."
     )
-    exit_code = _Family(
-        "promptops_gate_exit_code", "gauge", "Exit code of the latest gate (0 pass or warn, 2 fail or hold)."
-    )
-    step = _Family("promptops_rollout_step", "gauge", "Index of the rollout's current step (0 is the first).")
-    weight = _Family("promptops_rollout_candidate_weight", "gauge", "Share of units the candidate serves now (0 to 1).")
-    window = _Family("promptops_gate_window_responses", "gauge", "Responses per arm in the current step's window.")
-    rate = _Family(
-        "promptops_gate_metric_rate", "gauge", "Rate of the metric's indicator per arm in the step's window."
-    )
-    lower = _Family(
+    exit_code = _gauge("promptops_gate_exit_code", "Exit code of the latest gate (0 pass or warn, 2 fail or hold).")
+    step = _gauge("promptops_rollout_step", "Index of the rollout's current step (0 is the first).")
+    weight = _gauge("promptops_rollout_candidate_weight", "Share of units the candidate serves now (0 to 1).")
+    window = _gauge("promptops_gate_window_responses", "Responses per arm in the current step's window.")
+    rate = _gauge("promptops_gate_metric_rate", "Rate of the metric's indicator per arm in the step's window.")
+    lower = _gauge(
         "promptops_gate_metric_rate_lower",
-        "gauge",
         "One-sided lower bound of the rate at the plan's alpha, by the plan's statistics.",
     )
-    upper = _Family(
+    upper = _gauge(
         "promptops_gate_metric_rate_upper",
-        "gauge",
         "One-sided upper bound of the rate at the plan's alpha, by the plan's statistics.",
     )
-    slo = _Family("promptops_gate_metric_slo", "gauge", "The metric's SLO: the highest acceptable rate.")
-    needed = _Family(
-        "promptops_gate_metric_responses_needed", "gauge", "Candidate responses needed to judge the metric's SLO."
+    slo = _gauge("promptops_gate_metric_slo", "The metric's SLO: the highest acceptable rate.")
+    needed = _gauge("promptops_gate_metric_responses_needed", "Candidate responses needed to judge the metric's SLO.")
+    responses = _gauge(
+        "promptops_gate_metric_responses", "Responses of the arm in the step's window the metric is judged on."
     )
-    responses = _Family(
-        "promptops_gate_metric_responses", "gauge", "Responses of the arm in the step's window the metric is judged on."
-    )
-    pending = _Family(
+    pending = _gauge(
         "promptops_gate_metric_findings_pending",
-        "gauge",
         "Findings of the arm with no feedback yet: a usefulness metric judges decided findings only.",
     )
-    status = _Family(
-        "promptops_gate_metric_status", "gauge", "The metric's status in the latest gate (1 for the current, else 0)."
+    status = _gauge(
+        "promptops_gate_metric_status", "The metric's status in the latest gate (1 for the current, else 0)."
     )
     for rollout in report.rollouts:
         gate = rollout.gate

@@ -241,12 +241,8 @@ def _config(name: str, schema: Mapping[str, Any], request: ContractRequest) -> d
             continue
         candidates = _candidates(role, item_props)
         if len(candidates) > 1:
-            raise NeedsChoice(
-                role,
-                candidates,
-                f"{ROLE_FLAGS[role]}: several fields could be the finding's {role.replace('_', ' ')} "
-                f"({', '.join(candidates)}): name one",
-            )
+            what = f"several fields could be the finding's {role.replace('_', ' ')} ({', '.join(candidates)})"
+            raise NeedsChoice(role, candidates, f"{ROLE_FLAGS[role]}: {what}: name one")
         if candidates:
             fields[role] = candidates[0]
     top_required = set(schema.get("required") or ())

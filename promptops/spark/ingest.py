@@ -346,19 +346,7 @@ def _writer(
         bad = list(zip(bad_rows["source_line"].to_pylist(), bad_rows["problem"].to_pylist(), strict=True))
         source, size = sources[segment]
         if not failures:  # a damaged segment keeps what was read but is not remembered, as in the embedded store
-            lake.write_marker(
-                lake_uri,
-                segment,
-                {
-                    "source": source,
-                    "size": size,
-                    "records": records,
-                    "inserted": inserted,
-                    "bad_records": len(bad),
-                    "diagnostics": diagnostics,
-                    "files": files,
-                },
-            )
+            lake.write_marker(lake_uri, segment, _marker(source, size, records, inserted, len(bad), diagnostics, files))
         return pa.table(
             {
                 "segment": [segment],
@@ -442,19 +430,7 @@ def ingest_to_lake(
         row = written.get(sha)
         segment = SegmentReport(item.display)
         if row is None:  # no records at all: nothing to write, remembered all the same
-            lake.write_marker(
-                lake_uri,
-                sha,
-                {
-                    "source": item.display,
-                    "size": sizes.get(item.uri, 0),
-                    "records": 0,
-                    "inserted": 0,
-                    "bad_records": 0,
-                    "diagnostics": 0,
-                    "files": [],
-                },
-            )
+            lake.write_marker(lake_uri, sha, _marker(item.display, sizes.get(item.uri, 0)))
         else:
             segment.records = int(row.records)
             segment.inserted = int(row.inserted)
@@ -474,6 +450,27 @@ def ingest_to_lake(
             report.add_slots(slots)
         report.segments.append(segment)
     return report
+
+
+def _marker(
+    source: str,
+    size: int,
+    records: int = 0,
+    inserted: int = 0,
+    bad_records: int = 0,
+    diagnostics: int = 0,
+    files: list[str] | None = None,
+) -> dict[str, Any]:
+    """A segment's marker in the lake: what it held and what was written of it (zeros: it held no records)."""
+    return {
+        "source": source,
+        "size": size,
+        "records": records,
+        "inserted": inserted,
+        "bad_records": bad_records,
+        "diagnostics": diagnostics,
+        "files": files or [],
+    }
 
 
 def _partitions(parsed: DataFrame) -> list[str]:

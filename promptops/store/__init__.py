@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops.core.lazy import lazy_names
+from promptops.core.lazy import by_module, lazy_names
 
 if TYPE_CHECKING:
     from promptops.store.batch import Recorder
@@ -26,25 +26,17 @@ if TYPE_CHECKING:
 
 DEFAULT_STORE = ".promptops/diagnostics.duckdb"
 
-_EXPORTS: dict[str, str] = {
-    "Recorder": "promptops.store.batch",
-    "StoreError": "promptops.store.errors",
-    "StoreLockedError": "promptops.store.errors",
-    "BadRecord": "promptops.store.ingest",
-    "IngestReport": "promptops.store.ingest",
-    "ingest_logs": "promptops.store.ingest",
-    "RatesQuery": "promptops.store.metrics",
-    "RatesReport": "promptops.store.metrics",
-    "rates": "promptops.store.metrics",
-    "export_parquet": "promptops.store.parquet",
-    "open_parquet": "promptops.store.parquet",
-    "DefaultPolicyResolver": "promptops.store.policies",
-    "ParserCache": "promptops.store.policies",
-    "PolicyResolver": "promptops.store.policies",
-    "Batch": "promptops.store.store",
-    "Store": "promptops.store.store",
-    "WriteResult": "promptops.store.store",
-}
+_EXPORTS = by_module(
+    {
+        "promptops.store.batch": ("Recorder",),
+        "promptops.store.errors": ("StoreError", "StoreLockedError"),
+        "promptops.store.ingest": ("BadRecord", "IngestReport", "ingest_logs"),
+        "promptops.store.metrics": ("RatesQuery", "RatesReport", "rates"),
+        "promptops.store.parquet": ("export_parquet", "open_parquet"),
+        "promptops.store.policies": ("DefaultPolicyResolver", "ParserCache", "PolicyResolver"),
+        "promptops.store.store": ("Batch", "Store", "WriteResult"),
+    }
+)
 
 __all__ = [
     "DEFAULT_STORE",

@@ -19,6 +19,7 @@ from typing import Protocol
 import pyarrow as pa
 
 from promptops.core.errors import PromptopsError
+from promptops.core.escape import unreadable
 from promptops.parsing import ChangedFiles
 from promptops.store.batch import BatchBuilder
 from promptops.store.logs import LINE_TOO_LONG, LineRange, decode_record, read_range
@@ -115,7 +116,7 @@ def parse_chunk(
         except MemoryError:
             raise
         except Exception as problem:
-            bad.append((number, f"could not be read: {_one_line(f'{type(problem).__name__}: {problem}')}"))
+            bad.append((number, unreadable(problem)))
     batch = builder.take()
     return ChunkResult(
         batch.responses,
@@ -161,11 +162,6 @@ def too_long(part: LineRange) -> ChunkResult:
     builder = BatchBuilder()
     batch = builder.take()
     return ChunkResult(batch.responses, batch.diagnostics, batch.slices, 1, 0, [(part.first_line, LINE_TOO_LONG)], {})
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else f"{line[: limit - 3]}..."
 
 
 # ---- worker processes ----------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import msgspec
 
+from promptops.core.escape import unreadable
 from promptops.store.chunks import ChunkResult, parse_chunk, parse_chunk_in_worker
 from promptops.store.ingest import DEFAULT_INGEST_BATCH, BadRecord, IngestReport, ingest_segments
 from promptops.store.logs import LINE_TOO_LONG, LogError, Segment, SegmentReader
@@ -273,8 +274,7 @@ def _converted(span: object) -> Outcome:
     except MemoryError:
         raise
     except Exception as problem:  # whatever else fails on one span makes that span bad, as for a log record
-        text = " ".join(f"{type(problem).__name__}: {problem}".split())
-        return f"could not be read: {text if len(text) <= 200 else text[:197] + '...'}"
+        return unreadable(problem)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ no slices files) read as the same keys and slices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +52,7 @@ class ExportReport:
     traces: int  # trace steps of the re-ask loop
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "directory": self.directory,
-            "files": self.files,
-            "responses": self.responses,
-            "diagnostics": self.diagnostics,
-            "slices": self.slices,
-            "traces": self.traces,
-        }
+        return asdict(self)
 
 
 def export_parquet(store: Store, directory: Path, *, display: str, contract: str | None = None) -> ExportReport:

@@ -187,17 +187,8 @@ def _decide(
         first = next((r for r in reactions if r.content == content), None)
         if first is not None:
             evidence = {"kind": "reaction", "reaction": content, **base}
-            return _event(
-                pull,
-                root,
-                finding_id,
-                response_id,
-                outcome,
-                first.time,
-                first.actor,
-                evidence,
-                f"{content}:{first.actor.login}",
-            )
+            key = f"{content}:{first.actor.login}"
+            return _event(pull, root, finding_id, response_id, outcome, first.time, first.actor, evidence, key)
         if resolved is not None and changed == (outcome == "accepted"):
             evidence = {
                 "kind": "resolution",

@@ -57,21 +57,12 @@ class Inputs:
                 self._graphql(document, where)
             elif "commits" in document:
                 self._commits(document, where)
-            elif "request" in document and "event" in document:  # GitHub's webhook deliveries API
-                request = _obj(document, "request", where)
-                self._webhook(
-                    str(document["event"]),
-                    _obj(request, "payload", where),
-                    _time_or_none(document.get("delivered_at"), where),
-                    where,
-                )
-            elif "event" in document and "payload" in document:
-                self._webhook(
-                    str(document["event"]),
-                    _obj(document, "payload", where),
-                    _time_or_none(document.get("delivered_at"), where),
-                    where,
-                )
+            elif "event" in document and ("request" in document or "payload" in document):
+                # GitHub's webhook deliveries API holds the payload in "request"; a saved delivery at the top
+                holder = _obj(document, "request", where) if "request" in document else document
+                payload = _obj(holder, "payload", where)
+                delivered = _time_or_none(document.get("delivered_at"), where)
+                self._webhook(str(document["event"]), payload, delivered, where)
             elif "action" in document:
                 event = (
                     "pull_request_review_thread"
