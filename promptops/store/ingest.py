@@ -21,6 +21,7 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import queue
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -33,7 +34,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from promptops.core.errors import PromptopsError
-from promptops.store.batch import concat_diagnostics
 from promptops.store.chunks import (
     ChunkResult,
     ChunkSource,
@@ -48,7 +48,7 @@ from promptops.store.defaults import DEFAULT_INGEST_BATCH as DEFAULT_INGEST_BATC
 from promptops.store.findings import empty_findings
 from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments, read_range
 from promptops.store.policies import ParserCache
-from promptops.store.store import Batch, Store, WriteResult
+from promptops.store.store import Batch, Store
 
 # Memory stays flat whatever the logs hold: bad records are counted, and only this many are kept as examples
 # (in the report); distinct (contract, rollout_id, arm) slots past SLOT_LIMIT are counted together.
@@ -261,11 +261,11 @@ class _Run:
         # Look ids up before parsing only when something may already be stored; a fresh store needs no
         # lookup (the write still skips repeats across batches of this run).
         self._precheck = store.count("responses") > 0
-        self._pending: list[ChunkResult] = []
         self._pending_ids: set[str] = set()
         self._pending_rows = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptops-store-writer")
-        self._in_flight: tuple[SegmentReport, Future[WriteResult]] | None = None
+        self._stream: _Stream | None = None  # the batch being written, part by part
+        self._in_flight: _Stream | None = None  # the batch before it, complete and committing
         self._processes = processes
         self._pool: ProcessPoolExecutor | None = None
         if processes > 0:
@@ -420,44 +420,39 @@ class _Run:
                 findings = findings.filter(pc.invert(pc.is_in(findings["response_id"], value_set=known)))
             report.duplicates += len(ids) - responses.num_rows
         self._pending_ids.update(ids)
-        # Only the tables wait for the batch: the chunk's bad records and counts are already taken.
-        result = ChunkResult(responses, diagnostics, result.slices, result.records, result.duplicates, [], {}, findings)
-        self._pending.append(result)
+        if self._stream is None:
+            self._stream = _Stream(self._writer, self._store, report)
+        self._stream.put(Batch(responses, diagnostics, result.slices, findings=_or_empty(findings)))
         self._pending_rows += responses.num_rows
         if self._pending_rows >= self._batch_size:
             self._flush(report)
 
     def _flush(self, report: SegmentReport) -> None:
-        """Hand the batch to the writer thread and go back to parsing while DuckDB (which releases the GIL)
-        stores it. At most one batch is in flight; its errors surface at the next flush or ``wait``."""
-        if not self._pending_rows:
-            self._pending, self._pending_ids = [], set()
+        """End the batch being streamed: the writer thread commits it while parsing goes on. The batch before
+        it is waited for here, so at most two are in flight and a failed write surfaces at the next flush."""
+        stream, self._stream = self._stream, None
+        self._pending_ids, self._pending_rows = set(), 0
+        if stream is None:
             return
-        diagnostics, slices = concat_diagnostics([(r.diagnostics, r.slices) for r in self._pending])
-        findings = [r.findings for r in self._pending if r.findings is not None and r.findings.num_rows]
-        batch = Batch(
-            pa.concat_tables([r.responses for r in self._pending]),
-            diagnostics,
-            slices,
-            findings=pa.concat_tables(findings) if findings else empty_findings(),
-        )
-        self._pending, self._pending_ids, self._pending_rows = [], set(), 0
+        stream.put(_END)
         self.wait()
-        self._in_flight = (report, self._writer.submit(self._store.write, batch, writer="ingest"))
+        self._in_flight = stream
 
     def wait(self) -> None:
         """Block until the batch in flight is stored, and count it."""
         if self._in_flight is None:
             return
-        report, future = self._in_flight
-        self._in_flight = None
-        result = future.result()
-        report.inserted += result.responses
-        report.duplicates += result.duplicates
-        report.diagnostics += result.diagnostics
+        stream, self._in_flight = self._in_flight, None
+        result = stream.future.result()
+        stream.report.inserted += result.responses
+        stream.report.duplicates += result.duplicates
+        stream.report.diagnostics += result.diagnostics
 
     def close(self) -> None:
         try:
+            if self._stream is not None:  # a batch cut short by a failure of the run: none of it is committed
+                self._stream.put(_ABORT)
+                self._stream = None
             self.wait()
         finally:
             self._writer.shutdown(wait=True)
@@ -470,3 +465,47 @@ class _Run:
         self._report.add_bad(bad)
         if self._on_bad is not None:
             self._on_bad(bad)
+
+
+# Parts of a batch queued for the writer thread: each is a chunk (at most DECODE_CHUNK responses), so the
+# memory a batch takes in this process stays flat whatever --batch-size says.
+STREAM_PARTS = 2
+_END = object()  # the batch is complete: commit it
+_ABORT = object()  # the run failed: roll the batch back
+
+
+class _Aborted(Exception):
+    pass
+
+
+class _Stream:
+    """One batch's transaction: the writer thread inserts its parts (``Store.write_parts``) as they are put."""
+
+    def __init__(self, writer: ThreadPoolExecutor, store: Store, report: SegmentReport) -> None:
+        self.report = report
+        self._parts: queue.Queue[object] = queue.Queue(maxsize=STREAM_PARTS)
+        self.future = writer.submit(store.write_parts, self._take(), writer="ingest")
+
+    def _take(self) -> Iterator[Batch]:
+        while (part := self._parts.get()) is not _END:
+            if part is _ABORT:
+                raise _Aborted
+            assert isinstance(part, Batch)
+            yield part
+
+    def put(self, part: object) -> None:
+        # Never wait on a queue nobody reads: a writer that failed raises its error here instead.
+        while True:
+            try:
+                self._parts.put(part, timeout=0.05)
+                return
+            except queue.Full:
+                if self.future.done():
+                    if part is _ABORT:
+                        return
+                    self.future.result()
+                    raise PromptopsError("the store writer stopped before the batch was complete") from None
+
+
+def _or_empty(findings: pa.Table | None) -> pa.Table:
+    return empty_findings() if findings is None else findings
