@@ -351,7 +351,7 @@ def insert_diagnostics(con: duckdb.DuckDBPyConnection, diagnostics: pa.Table, sl
     import pyarrow.compute as pc
 
     con.register("_po_slices", slices)
-    try:  # slice number i is row i (batch.slices_table, batch.concat_diagnostics)
+    try:  # slice number i is row i (batch.slices_table)
         keys = pa.array([row[0] for row in con.execute(_SLICE_KEYS).fetchall()], type=pa.uint64())
     finally:
         con.unregister("_po_slices")
