@@ -21,7 +21,6 @@ import contextlib
 import multiprocessing
 import os
 import pickle
-import queue
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -45,7 +44,7 @@ from promptops.store.chunks import (
     too_long,
 )
 from promptops.store.defaults import DEFAULT_INGEST_BATCH as DEFAULT_INGEST_BATCH  # re-exported: otlp.py reads it here
-from promptops.store.findings import empty_findings
+from promptops.store.ingest_stream import ABORT, END, Stream, or_empty
 from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments, read_range
 from promptops.store.policies import ParserCache
 from promptops.store.store import Batch, Store
@@ -264,8 +263,8 @@ class _Run:
         self._pending_ids: set[str] = set()
         self._pending_rows = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptops-store-writer")
-        self._stream: _Stream | None = None  # the batch being written, part by part
-        self._in_flight: _Stream | None = None  # the batch before it, complete and committing
+        self._stream: Stream | None = None  # the batch being written, part by part
+        self._in_flight: Stream | None = None  # the batch before it, complete and committing
         self._processes = processes
         self._pool: ProcessPoolExecutor | None = None
         if processes > 0:
@@ -421,8 +420,8 @@ class _Run:
             report.duplicates += len(ids) - responses.num_rows
         self._pending_ids.update(ids)
         if self._stream is None:
-            self._stream = _Stream(self._writer, self._store, report)
-        self._stream.put(Batch(responses, diagnostics, result.slices, findings=_or_empty(findings)))
+            self._stream = Stream(self._writer, self._store, report)
+        self._stream.put(Batch(responses, diagnostics, result.slices, findings=or_empty(findings)))
         self._pending_rows += responses.num_rows
         if self._pending_rows >= self._batch_size:
             self._flush(report)
@@ -434,7 +433,7 @@ class _Run:
         self._pending_ids, self._pending_rows = set(), 0
         if stream is None:
             return
-        stream.put(_END)
+        stream.put(END)
         self.wait()
         self._in_flight = stream
 
@@ -451,7 +450,7 @@ class _Run:
     def close(self) -> None:
         try:
             if self._stream is not None:  # a batch cut short by a failure of the run: none of it is committed
-                self._stream.put(_ABORT)
+                self._stream.put(ABORT)
                 self._stream = None
             self.wait()
         finally:
@@ -465,47 +464,3 @@ class _Run:
         self._report.add_bad(bad)
         if self._on_bad is not None:
             self._on_bad(bad)
-
-
-# Parts of a batch queued for the writer thread: each is a chunk (at most DECODE_CHUNK responses), so the
-# memory a batch takes in this process stays flat whatever --batch-size says.
-STREAM_PARTS = 2
-_END = object()  # the batch is complete: commit it
-_ABORT = object()  # the run failed: roll the batch back
-
-
-class _Aborted(Exception):
-    pass
-
-
-class _Stream:
-    """One batch's transaction: the writer thread inserts its parts (``Store.write_parts``) as they are put."""
-
-    def __init__(self, writer: ThreadPoolExecutor, store: Store, report: SegmentReport) -> None:
-        self.report = report
-        self._parts: queue.Queue[object] = queue.Queue(maxsize=STREAM_PARTS)
-        self.future = writer.submit(store.write_parts, self._take(), writer="ingest")
-
-    def _take(self) -> Iterator[Batch]:
-        while (part := self._parts.get()) is not _END:
-            if part is _ABORT:
-                raise _Aborted
-            assert isinstance(part, Batch)
-            yield part
-
-    def put(self, part: object) -> None:
-        # Never wait on a queue nobody reads: a writer that failed raises its error here instead.
-        while True:
-            try:
-                self._parts.put(part, timeout=0.05)
-                return
-            except queue.Full:
-                if self.future.done():
-                    if part is _ABORT:
-                        return
-                    self.future.result()
-                    raise PromptopsError("the store writer stopped before the batch was complete") from None
-
-
-def _or_empty(findings: pa.Table | None) -> pa.Table:
-    return empty_findings() if findings is None else findings
