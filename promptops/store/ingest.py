@@ -263,8 +263,8 @@ class _Run:
         self._pending_ids: set[str] = set()
         self._pending_rows = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptops-store-writer")
-        self._stream: Stream | None = None  # the batch being written, part by part
-        self._in_flight: Stream | None = None  # the batch before it, complete and committing
+        self._stream: tuple[Stream, SegmentReport] | None = None  # the batch being written, part by part
+        self._in_flight: tuple[Stream, SegmentReport] | None = None  # the batch before it, complete and committing
         self._processes = processes
         self._pool: ProcessPoolExecutor | None = None
         if processes > 0:
@@ -420,8 +420,8 @@ class _Run:
             report.duplicates += len(ids) - responses.num_rows
         self._pending_ids.update(ids)
         if self._stream is None:
-            self._stream = Stream(self._writer, self._store, report)
-        self._stream.put(Batch(responses, diagnostics, result.slices, findings=or_empty(findings)))
+            self._stream = (Stream(self._writer, self._store), report)
+        self._stream[0].put(Batch(responses, diagnostics, result.slices, findings=or_empty(findings)))
         self._pending_rows += responses.num_rows
         if self._pending_rows >= self._batch_size:
             self._flush(report)
@@ -433,7 +433,7 @@ class _Run:
         self._pending_ids, self._pending_rows = set(), 0
         if stream is None:
             return
-        stream.put(END)
+        stream[0].put(END)
         self.wait()
         self._in_flight = stream
 
@@ -441,16 +441,16 @@ class _Run:
         """Block until the batch in flight is stored, and count it."""
         if self._in_flight is None:
             return
-        stream, self._in_flight = self._in_flight, None
+        (stream, report), self._in_flight = self._in_flight, None
         result = stream.future.result()
-        stream.report.inserted += result.responses
-        stream.report.duplicates += result.duplicates
-        stream.report.diagnostics += result.diagnostics
+        report.inserted += result.responses
+        report.duplicates += result.duplicates
+        report.diagnostics += result.diagnostics
 
     def close(self) -> None:
         try:
             if self._stream is not None:  # a batch cut short by a failure of the run: none of it is committed
-                self._stream.put(ABORT)
+                self._stream[0].put(ABORT)
                 self._stream = None
             self.wait()
         finally:

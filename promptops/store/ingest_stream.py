@@ -6,17 +6,12 @@ from __future__ import annotations
 import queue
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from promptops.core.errors import PromptopsError
 from promptops.store.findings import empty_findings
 from promptops.store.store import Batch, Store
-
-if TYPE_CHECKING:
-    from promptops.store.ingest import SegmentReport
-
 
 # Parts of a batch queued for the writer thread: each is a chunk (at most DECODE_CHUNK responses), so this
 # process never holds a whole batch's tables, whatever --batch-size says.
@@ -32,8 +27,7 @@ class Aborted(Exception):
 class Stream:
     """One batch's transaction: the writer thread inserts its parts (``Store.write_parts``) as they are put."""
 
-    def __init__(self, writer: ThreadPoolExecutor, store: Store, report: SegmentReport) -> None:
-        self.report = report
+    def __init__(self, writer: ThreadPoolExecutor, store: Store) -> None:
         self._parts: queue.Queue[object] = queue.Queue(maxsize=STREAM_PARTS)
         self.future = writer.submit(store.write_parts, self._take(), writer="ingest")
 
