@@ -15,7 +15,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from promptops.core.policy import ParserPolicy
 from promptops.parsing import Diagnostic, ParseOutcome
@@ -176,25 +175,6 @@ def slices_table(slices: Sequence[tuple[str | None, ...]]) -> pa.Table:
         [pa.array(range(len(slices)), type=_I32), *(pa.array(column, type=_STR) for column in columns)],
         schema=SLICE_SCHEMA,
     )
-
-
-def concat_diagnostics(parts: Sequence[tuple[pa.Table, pa.Table]]) -> tuple[pa.Table, pa.Table]:
-    """The (diagnostics, slices) of several batches as one pair: each part's slice numbers move past the
-    earlier parts'. A slice present in several parts appears once per part; the store keeps one."""
-    diagnostics, slices, offset = [], [], 0
-    for part_diagnostics, part_slices in parts:
-        if offset:
-            shift = pa.scalar(offset, type=_I32)
-            part_diagnostics = part_diagnostics.set_column(
-                part_diagnostics.schema.get_field_index("slice"), "slice", pc.add(part_diagnostics["slice"], shift)
-            )
-            part_slices = part_slices.set_column(0, "slice", pc.add(part_slices["slice"], shift))
-        diagnostics.append(part_diagnostics)
-        slices.append(part_slices)
-        offset += part_slices.num_rows
-    if not parts:
-        return DIAGNOSTIC_SCHEMA.empty_table(), SLICE_SCHEMA.empty_table()
-    return pa.concat_tables(diagnostics), pa.concat_tables(slices)
 
 
 class BatchBuilder:

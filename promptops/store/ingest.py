@@ -33,7 +33,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from promptops.core.errors import PromptopsError
-from promptops.store.batch import concat_diagnostics
 from promptops.store.chunks import (
     ChunkResult,
     ChunkSource,
@@ -45,10 +44,10 @@ from promptops.store.chunks import (
     too_long,
 )
 from promptops.store.defaults import DEFAULT_INGEST_BATCH as DEFAULT_INGEST_BATCH  # re-exported: otlp.py reads it here
-from promptops.store.findings import empty_findings
+from promptops.store.ingest_stream import ABORT, END, Stream, or_empty
 from promptops.store.logs import LogError, Segment, SegmentReader, file_digest, find_segments, read_range
 from promptops.store.policies import ParserCache
-from promptops.store.store import Batch, Store, WriteResult
+from promptops.store.store import Batch, Store
 
 # Memory stays flat whatever the logs hold: bad records are counted, and only this many are kept as examples
 # (in the report); distinct (contract, rollout_id, arm) slots past SLOT_LIMIT are counted together.
@@ -261,11 +260,11 @@ class _Run:
         # Look ids up before parsing only when something may already be stored; a fresh store needs no
         # lookup (the write still skips repeats across batches of this run).
         self._precheck = store.count("responses") > 0
-        self._pending: list[ChunkResult] = []
         self._pending_ids: set[str] = set()
         self._pending_rows = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptops-store-writer")
-        self._in_flight: tuple[SegmentReport, Future[WriteResult]] | None = None
+        self._stream: tuple[Stream, SegmentReport] | None = None  # the batch being written, part by part
+        self._in_flight: tuple[Stream, SegmentReport] | None = None  # the batch before it, complete and committing
         self._processes = processes
         self._pool: ProcessPoolExecutor | None = None
         if processes > 0:
@@ -420,44 +419,39 @@ class _Run:
                 findings = findings.filter(pc.invert(pc.is_in(findings["response_id"], value_set=known)))
             report.duplicates += len(ids) - responses.num_rows
         self._pending_ids.update(ids)
-        # Only the tables wait for the batch: the chunk's bad records and counts are already taken.
-        result = ChunkResult(responses, diagnostics, result.slices, result.records, result.duplicates, [], {}, findings)
-        self._pending.append(result)
+        if self._stream is None:
+            self._stream = (Stream(self._writer, self._store), report)
+        self._stream[0].put(Batch(responses, diagnostics, result.slices, findings=or_empty(findings)))
         self._pending_rows += responses.num_rows
         if self._pending_rows >= self._batch_size:
             self._flush(report)
 
     def _flush(self, report: SegmentReport) -> None:
-        """Hand the batch to the writer thread and go back to parsing while DuckDB (which releases the GIL)
-        stores it. At most one batch is in flight; its errors surface at the next flush or ``wait``."""
-        if not self._pending_rows:
-            self._pending, self._pending_ids = [], set()
+        """End the batch being streamed: the writer thread commits it while parsing goes on. The batch before
+        it is waited for here, so at most two are in flight and a failed write surfaces at the next flush."""
+        stream, self._stream = self._stream, None
+        self._pending_ids, self._pending_rows = set(), 0
+        if stream is None:
             return
-        diagnostics, slices = concat_diagnostics([(r.diagnostics, r.slices) for r in self._pending])
-        findings = [r.findings for r in self._pending if r.findings is not None and r.findings.num_rows]
-        batch = Batch(
-            pa.concat_tables([r.responses for r in self._pending]),
-            diagnostics,
-            slices,
-            findings=pa.concat_tables(findings) if findings else empty_findings(),
-        )
-        self._pending, self._pending_ids, self._pending_rows = [], set(), 0
+        stream[0].put(END)
         self.wait()
-        self._in_flight = (report, self._writer.submit(self._store.write, batch, writer="ingest"))
+        self._in_flight = stream
 
     def wait(self) -> None:
         """Block until the batch in flight is stored, and count it."""
         if self._in_flight is None:
             return
-        report, future = self._in_flight
-        self._in_flight = None
-        result = future.result()
+        (stream, report), self._in_flight = self._in_flight, None
+        result = stream.future.result()
         report.inserted += result.responses
         report.duplicates += result.duplicates
         report.diagnostics += result.diagnostics
 
     def close(self) -> None:
         try:
+            if self._stream is not None:  # a batch cut short by a failure of the run: none of it is committed
+                self._stream[0].put(ABORT)
+                self._stream = None
             self.wait()
         finally:
             self._writer.shutdown(wait=True)

@@ -8,12 +8,15 @@ extra pass.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
+import queue
 import sys
+import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +31,7 @@ SEGMENT_SUFFIXES = (".jsonl", ".jsonl.gz")
 MAX_TOKENS = 2**63 - 1  # the store's BIGINT
 MAX_LATENCY_MS = sys.float_info.max  # finite: JSON has no infinity, but 1e400 reads as one
 _CHUNK = 1 << 20
+READ_AHEAD = 4  # blocks of _CHUNK bytes a segment's reader thread may hold ahead of its consumer
 # A longer line is a bad record, skipped without being held: a file with no newline (a disk image, a gzip
 # bomb) cannot take more memory than this.
 MAX_LINE = 32 << 20
@@ -156,15 +160,15 @@ class SegmentReader:
     def sha256(self) -> str:
         return self._hashing.digest.hexdigest() if self._hashing is not None else hashlib.sha256().hexdigest()
 
-    def lines(self) -> Iterator[tuple[int, bytes | None]]:
+    def lines(self) -> Generator[tuple[int, bytes | None]]:
         """(line number, its bytes), or (line number, None) for a line longer than MAX_LINE."""
         try:
             with self.segment.path.open("rb") as raw:
                 self._hashing = _HashingReader(raw)
-                if self.segment.compressed:
-                    yield from _split_lines(gzip.GzipFile(fileobj=self._hashing, mode="rb"))
-                else:
-                    yield from _split_lines(self._hashing)
+                # read1 hands over what one underlying read decompressed, so the lines before a damaged spot
+                # in a gzip stream are yielded before the error surfaces.
+                stream = gzip.GzipFile(fileobj=self._hashing, mode="rb") if self.segment.compressed else None
+                yield from _split_lines(_read_ahead(self._hashing.read if stream is None else stream.read1))
         except (OSError, EOFError, zlib.error) as problem:
             reason = problem.strerror if isinstance(problem, OSError) and problem.strerror else str(problem)
             raise LogError(f"{self.display}: cannot read: {reason or type(problem).__name__}") from None
@@ -249,17 +253,47 @@ def read_range(path: Path, display: str, part: LineRange) -> list[memoryview]:
     return lines
 
 
-def _split_lines(stream: _HashingReader | gzip.GzipFile) -> Iterator[tuple[int, bytes | None]]:
-    # read1 hands over what one underlying read decompressed, so the lines before a damaged spot in a
-    # gzip stream are yielded before the error surfaces.
-    read = stream.read1 if isinstance(stream, gzip.GzipFile) else stream.read
+def _read_ahead(read: Callable[[int], bytes]) -> Iterator[bytes]:
+    """The blocks ``read`` returns up to the end, read (hashed, decompressed) on a thread of its own at most
+    READ_AHEAD blocks ahead: file reads, sha256 and zlib release the GIL, so they run beside the parser on a
+    second core. An error of ``read`` is raised here after the blocks read before it."""
+    blocks: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=READ_AHEAD)
+    stop = threading.Event()
+
+    def hand_over(item: bytes | BaseException) -> bool:
+        while not stop.is_set():
+            with contextlib.suppress(queue.Full):
+                blocks.put(item, timeout=0.05)
+                return True
+        return False
+
+    def reader() -> None:
+        try:
+            while hand_over(block := read(_CHUNK)) and block:
+                pass
+        except BaseException as problem:  # handed to the consumer, which raises it
+            hand_over(problem)
+
+    thread = threading.Thread(target=reader, name="promptops-log-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = blocks.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not item:
+                return
+            yield item
+    finally:  # the consumer stopped early (a failed run, Ctrl-C): the reader stops at its next block
+        stop.set()
+        thread.join()
+
+
+def _split_lines(blocks: Iterator[bytes]) -> Iterator[tuple[int, bytes | None]]:
     number = 0
     rest = b""
     skipping = False  # inside a line longer than MAX_LINE, already reported
-    while True:
-        chunk = read(_CHUNK)
-        if not chunk:
-            break
+    for chunk in blocks:
         parts = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
         rest = parts.pop()
         if skipping and parts:  # the long line ends here

@@ -177,42 +177,45 @@ class Store:
             raise store_error(self.display, problem, doing) from None
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` are already stored: the 8-byte hash column first, exact ids only on a hit."""
+        """Which of ``ids`` are already stored (committed): the 8-byte hash column first, exact ids only on a
+        hit. It reads through a cursor of its own, so it neither waits for nor sees a write in progress."""
         import pyarrow as pa  # only writers need Arrow; a read-only open stays light
 
         table = pa.table({"response_id": pa.array(list(ids), type=pa.string())})
-        with self._write_lock, self.errors("read failed"):
-            return self._existing(table)
+        with self._con.cursor() as cursor, self.errors("read failed"):
+            return _existing(cursor, table)
 
     def write(self, batch: Batch, *, writer: str = "recorder") -> WriteResult:
         """Store a batch in one transaction; responses whose id is already stored are skipped with their
         diagnostics, and trace steps whose (run_id, attempt) is, too (so writing the same batch twice adds
         nothing)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        return self.write_parts(iter((batch,)), writer=writer)
 
+    def write_parts(self, parts: Iterator[Batch], *, writer: str = "recorder") -> WriteResult:
+        """``write`` of the batches ``parts`` yields, as one transaction and one batch id, each part inserted as it
+        arrives: a producer on another thread goes on making parts while DuckDB (which releases the GIL) stores
+        them. Nothing is written when ``parts`` raises."""
         if self.read_only:
             raise StoreError(f"{self.display}: opened read-only")
-        responses, diagnostics, traces, findings = batch.responses, batch.diagnostics, batch.traces, batch.findings
         with self._write_lock:
             con = self._con
             con.execute("BEGIN TRANSACTION")
             try:
-                existing = self._existing(responses.select(["response_id"])) if responses.num_rows else set()
-                if existing:
-                    known = pa.array(sorted(existing), type=pa.string())
-                    responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
-                    diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
-                    findings = findings.filter(pc.invert(pc.is_in(findings["response_id"], value_set=known)))
-                duplicates = batch.duplicates + len(existing)
-                stored_steps = traces.num_rows
-                traces = self._new_steps(traces) if stored_steps else traces
-                trace_duplicates = batch.trace_duplicates + stored_steps - traces.num_rows
-                if responses.num_rows == 0 and traces.num_rows == 0:
+                batch_id = int(ddl.scalar(con, "SELECT coalesce(max(batch_id), 0) + 1 FROM batches"))
+                totals = [0, 0, 0, 0, 0, 0]  # responses, diagnostics, duplicates, traces, trace dups, findings
+                for part in parts:
+                    for i, value in enumerate(self._insert_part(part, batch_id)):
+                        totals[i] += value
+                responses, diagnostics, duplicates, traces, trace_duplicates, findings = totals
+                if responses == 0 and traces == 0:
                     con.execute("ROLLBACK")
                     return WriteResult(None, 0, 0, duplicates, 0, trace_duplicates)
-                batch_id = self._insert(
-                    responses, diagnostics, batch.slices, traces, findings, writer, duplicates, trace_duplicates
+                if findings:
+                    add_findings(con, batch_id)
+                con.execute(
+                    "INSERT INTO batches (batch_id, committed_at, writer, responses, diagnostics, duplicates, "
+                    "traces, trace_duplicates, findings) VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?, ?)",
+                    [batch_id, writer, *totals],
                 )
                 con.execute("COMMIT")
             except duckdb.Error as problem:
@@ -221,9 +224,7 @@ class Store:
             except BaseException:
                 _rollback(con)
                 raise
-        return WriteResult(
-            batch_id, responses.num_rows, diagnostics.num_rows, duplicates, traces.num_rows, trace_duplicates
-        )
+        return WriteResult(batch_id, responses, diagnostics, duplicates, traces, trace_duplicates)
 
     def segment_done(self, path: str, size: int, digest: str | None) -> bool:
         """Whether the segment ``path`` was read to the end at this size (and content, when ``digest``)."""
@@ -259,24 +260,6 @@ class Store:
 
     # ---- private ------------------------------------------------------------------------------------------
 
-    def _existing(self, ids: pa.Table) -> set[str]:
-        con = self._con
-        con.register("_po_ids", ids)
-        try:
-            hits = ddl.scalar(
-                con,
-                f"SELECT count(*) FROM responses WHERE id_hash IN (SELECT {ddl.md5_lower('response_id')} FROM _po_ids)",
-            )
-            if not hits:
-                return set()
-            rows = con.execute(
-                "SELECT r.response_id FROM responses r SEMI JOIN _po_ids i ON r.response_id = i.response_id "
-                f"WHERE r.id_hash IN (SELECT {ddl.md5_lower('response_id')} FROM _po_ids)"
-            ).fetchall()
-        finally:
-            con.unregister("_po_ids")
-        return {row[0] for row in rows}
-
     def _new_steps(self, traces: pa.Table) -> pa.Table:
         """``traces`` less the steps already stored: the 8-byte run_hash column first, exact keys on a hit."""
         import pyarrow as pa
@@ -298,19 +281,22 @@ class Store:
         keys = pc.binary_join_element_wise(traces["run_id"], pc.cast(traces["attempt"], pa.string()), "\x1f")
         return traces.filter(pc.invert(pc.is_in(keys, value_set=known)))
 
-    def _insert(
-        self,
-        responses: pa.Table,
-        diagnostics: pa.Table,
-        slices: pa.Table,
-        traces: pa.Table,
-        findings: pa.Table,
-        writer: str,
-        duplicates: int,
-        trace_duplicates: int,
-    ) -> int:
+    def _insert_part(self, batch: Batch, batch_id: int) -> tuple[int, int, int, int, int, int]:
+        """Insert one part of a write (in its transaction), less what is stored already: (responses,
+        diagnostics, duplicates, traces, trace duplicates, findings) written or skipped."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         con = self._con
-        batch_id = int(ddl.scalar(con, "SELECT coalesce(max(batch_id), 0) + 1 FROM batches"))
+        responses, diagnostics, traces, findings = batch.responses, batch.diagnostics, batch.traces, batch.findings
+        existing = _existing(con, responses.select(["response_id"])) if responses.num_rows else set()
+        if existing:
+            known = pa.array(sorted(existing), type=pa.string())
+            responses = responses.filter(pc.invert(pc.is_in(responses["response_id"], value_set=known)))
+            diagnostics = diagnostics.filter(pc.invert(pc.is_in(diagnostics["response_id"], value_set=known)))
+            findings = findings.filter(pc.invert(pc.is_in(findings["response_id"], value_set=known)))
+        stored_steps = traces.num_rows
+        traces = self._new_steps(traces) if stored_steps else traces
         inserts = [
             (name, table, statement)
             for name, table, statement in (
@@ -325,28 +311,36 @@ class Store:
         try:
             for _, _, statement in inserts:
                 con.execute(statement, {"batch": batch_id})
-            if findings.num_rows:
-                add_findings(con, batch_id)
             if diagnostics.num_rows:
-                insert_diagnostics(con, diagnostics, slices, batch_id)
-            con.execute(
-                "INSERT INTO batches (batch_id, committed_at, writer, responses, diagnostics, duplicates, traces, "
-                "trace_duplicates, findings) VALUES (?, now()::TIMESTAMP, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    batch_id,
-                    writer,
-                    responses.num_rows,
-                    diagnostics.num_rows,
-                    duplicates,
-                    traces.num_rows,
-                    trace_duplicates,
-                    findings.num_rows,
-                ],
-            )
+                insert_diagnostics(con, diagnostics, batch.slices, batch_id)
         finally:
             for name, _, _ in inserts:
                 con.unregister(name)
-        return batch_id
+        return (
+            responses.num_rows,
+            diagnostics.num_rows,
+            batch.duplicates + len(existing),
+            traces.num_rows,
+            batch.trace_duplicates + stored_steps - traces.num_rows,
+            findings.num_rows,
+        )
+
+
+def _existing(con: duckdb.DuckDBPyConnection, ids: pa.Table) -> set[str]:
+    con.register("_po_ids", ids)
+    try:
+        hits = ddl.scalar(
+            con, f"SELECT count(*) FROM responses WHERE id_hash IN (SELECT {ddl.md5_lower('response_id')} FROM _po_ids)"
+        )
+        if not hits:
+            return set()
+        rows = con.execute(
+            "SELECT r.response_id FROM responses r SEMI JOIN _po_ids i ON r.response_id = i.response_id "
+            f"WHERE r.id_hash IN (SELECT {ddl.md5_lower('response_id')} FROM _po_ids)"
+        ).fetchall()
+    finally:
+        con.unregister("_po_ids")
+    return {row[0] for row in rows}
 
 
 def insert_diagnostics(con: duckdb.DuckDBPyConnection, diagnostics: pa.Table, slices: pa.Table, batch_id: int) -> None:
@@ -357,7 +351,7 @@ def insert_diagnostics(con: duckdb.DuckDBPyConnection, diagnostics: pa.Table, sl
     import pyarrow.compute as pc
 
     con.register("_po_slices", slices)
-    try:  # slice number i is row i (batch.slices_table, batch.concat_diagnostics)
+    try:  # slice number i is row i (batch.slices_table)
         keys = pa.array([row[0] for row in con.execute(_SLICE_KEYS).fetchall()], type=pa.uint64())
     finally:
         con.unregister("_po_slices")

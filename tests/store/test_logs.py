@@ -40,3 +40,23 @@ def test_a_range_the_file_no_longer_holds_is_a_log_error(tmp_path: Path) -> None
         read_range(path, "a.jsonl", LineRange(4, 10, 2))
     with pytest.raises(LogError, match=r"b\.jsonl: cannot read: "):
         read_range(tmp_path / "b.jsonl", "b.jsonl", LineRange(0, 4, 1))
+
+
+def test_a_segment_is_read_ahead_on_a_thread_a_few_blocks_at_most(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    path = tmp_path / "big.jsonl"
+    line = b'{"response_id": "x"}'.ljust(999) + b"\n"
+    path.write_bytes(line * 20_000)  # 20 MB: many blocks
+    reader = SegmentReader(Segment(path, path.stat().st_size), "big.jsonl")
+    lines = reader.lines()
+    assert next(lines) == (1, line[:-1])
+    ahead = logs.READ_AHEAD * (1 << 20)
+    deadline = time.monotonic() + 30
+    while reader.position < ahead and time.monotonic() < deadline:  # the reader thread fills its queue
+        time.sleep(0.01)
+    assert ahead <= reader.position <= ahead + 2 * (1 << 20), "read ahead of the consumer, but only a few blocks"
+    lines.close()  # a consumer that stops early stops the reader thread
+    assert not [t for t in threading.enumerate() if t.name == "promptops-log-reader"]
+    assert reader.position < path.stat().st_size
