@@ -1,6 +1,8 @@
 """The rollout gate's store reads with 10,000,000 feedback events: its usefulness read against its parse-metric reads.
 
-Usage: python benchmarks/bench_gate_feedback.py [--events 10000000] [--runs 7] [--workdir DIR]
+Usage: python benchmarks/bench_gate_feedback.py [--events 10000000] [--runs 7] [--workdir DIR] [--store PATH]
+
+``--store PATH`` keeps the generated store at PATH and reuses it when it is there (a build takes minutes).
 
 The store is generated with SQL: 60 days of review-result traffic (rollout review-0.9, then review-1.1 from day
 30), pull requests opened evenly over the days, each reviewed 10 times about 3 hours apart (1.5 days), 10% of
@@ -12,7 +14,8 @@ would have taken them.
 
 Prints, warm on a read-only open (median of --runs, each measure run in turn within one round):
   1. the gate's parse-metric reads (the step's window by arm and hour, the candidate's incompatible count),
-  2. its usefulness read (RatesSource.feedback: per pull request of each arm, the step's findings as of now),
+  2. its usefulness read (RatesSource.feedback: per arm, sums over its pull requests of the step's findings as
+     of now),
   3. both, and the usefulness read with ``--now`` 2 days earlier (a replay: the later events are read again).
 The step started 14 days before the judged time, at 09:30. Figures are printed, never asserted.
 """
@@ -52,11 +55,17 @@ def main() -> None:
     options.add_argument("--events", type=int, default=10_000_000)
     options.add_argument("--runs", type=int, default=7)
     options.add_argument("--workdir", type=Path, default=None)
+    options.add_argument("--store", type=Path, default=None, help="keep the store here; reused when present")
     args = options.parse_args()
     load = os.getloadavg()
     print(
         f"duckdb {duckdb.__version__}, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
+    if args.store is not None:
+        if not args.store.exists():
+            _build(args.store, args.events)
+        _reads(args.store, args.runs)
+        return
     work = Path(tempfile.mkdtemp(prefix="bench-gate-feedback-", dir=args.workdir))
     try:
         path = work / "diagnostics.duckdb"
@@ -176,7 +185,7 @@ def _reads(path: Path, runs: int) -> None:
                 call()
                 times[name].append((time.perf_counter() - started) * 1000)
         feedback = source.feedback(window, NOW)
-    prs = {arm: len(found.pull_requests) for arm, found in sorted(feedback.items())}
+    prs = {arm: found.pull_requests for arm, found in sorted(feedback.items())}
     decided = {arm: found.decided for arm, found in sorted(feedback.items())}
     pending = {arm: found.pending for arm, found in sorted(feedback.items())}
     total = [p + f for p, f in zip(times["parse"], times["feedback"], strict=True)]
@@ -184,7 +193,7 @@ def _reads(path: Path, runs: int) -> None:
     print(f"warm, median of {runs} (best):")
     for label, values in (
         ("1. parse-metric reads (looks by hour, incompatible count)", times["parse"]),
-        ("2. usefulness read (per pull request, as of now)", times["feedback"]),
+        ("2. usefulness read (sums over pull requests, as of now)", times["feedback"]),
         ("3. both: the gate's store reads (target < 100 ms)", total),
         ("   usefulness read, --now 2 days earlier (a replay)", times["replay"]),
     ):
