@@ -95,11 +95,12 @@ def run(work: Path, scale: float, rounds: int, new: int) -> None:
     ratio = statistics.median(c / s for c, s in zip(timings["compacted lake"], timings["store"], strict=True))
     print(f"   ratio compacted lake / store: {ratio:.2f} (target <= 1.5)")
 
+    parts = max(4, new // 25_000)  # segments of at most 25,000 responses (about 55 MB; docs/spark.md: < 256 MB)
     logs = work / ("new-logs" if new == 100_000 else f"new-logs-{new}")  # cached per size
     if not logs.exists():
         logs.mkdir()
-        for i in range(4):
-            response_logs.write(logs / f"part-{i}.jsonl", new // 4, pool=20_000, seed=500 + i)
+        for i in range(parts):
+            response_logs.write(logs / f"part-{i:03}.jsonl", new // parts, pool=20_000, seed=500 + i)
     project = work / "project"
     if not project.exists():
         shutil.copytree(ROOT / "versions", project / "versions")
