@@ -19,6 +19,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+import msgspec
+
 from promptops.core.outcomes import Verdict, exit_code
 from promptops.rollout import usefulness
 from promptops.rollout.plan import Plan, Slo, require_guards
@@ -148,7 +150,16 @@ class GateResult:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+        """The JSON text, indented by two spaces: the bytes of ``json.dumps(..., indent=2)``.
+
+        With an indent, json.dumps encodes in Python (a third of a large gate's work, hundreds of looks); its C
+        encoder writes the compact text, which msgspec re-indents token by token, numbers and escapes as written.
+        """
+        data = self.to_dict()
+        try:
+            return msgspec.json.format(json.dumps(data, separators=(",", ":")), indent=2)
+        except msgspec.DecodeError:  # NaN or Infinity, which msgspec does not read
+            return json.dumps(data, indent=2)
 
 
 def read_window(
