@@ -200,7 +200,7 @@ def _crossing(gap: float, k: int, m: int, included: float, outside: Callable[[fl
             break
     # As bisection would: an included t within 1e-12 of an excluded one (rounding can put t on either side).
     excluded, inside = t - 5e-13, t + 5e-13
-    if 0 < excluded and inside < included and outside(excluded) and not outside(inside):
+    if excluded > 0 and inside < included and outside(excluded) and not outside(inside):
         return inside
     return _bisection(outside, 1e-300, included)
 
