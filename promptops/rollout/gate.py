@@ -55,16 +55,15 @@ class Look(NamedTuple):
     counts: dict[str, ArmCounts]
 
 
-@dataclass(frozen=True)
-class Readiness:
+# The results are NamedTuples: a dataclass compiles its methods with exec at import, which the gate pays at start-up.
+class Readiness(NamedTuple):
     """Whether the parser that reads the candidate has shipped (the plan's first stage)."""
 
     ready: bool
     problems: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ArmEstimate:
+class ArmEstimate(NamedTuple):
     n: int
     x: int
     rate: float | None
@@ -75,8 +74,7 @@ class ArmEstimate:
         return {"n": self.n, "x": self.x, "rate": self.rate, "lower": self.low, "upper": self.high}
 
 
-@dataclass(frozen=True)
-class MetricResult:
+class MetricResult(NamedTuple):
     metric: str
     severity: str
     slo: float

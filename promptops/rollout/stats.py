@@ -18,10 +18,6 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import NormalDist
-
-_NORMAL = NormalDist()
-
 
 FIXED = "fixed"
 ALWAYS_VALID = "always-valid"
@@ -44,7 +40,7 @@ class Interval:
 def z_one_sided(alpha: float) -> float:
     """z of a one-sided bound at level ``alpha`` (1.645 for 0.05)."""
     _check_alpha(alpha)
-    return _NORMAL.inv_cdf(1 - alpha)
+    return _normal_quantile(1 - alpha)
 
 
 def wilson(successes: int, n: int, z: float) -> Interval:
@@ -95,7 +91,7 @@ def non_inferiority_sample(rate: float, margin: float, alpha: float, power: floa
     _check_alpha(alpha)
     if not 0 < margin < 1 or not 0 <= rate < 1 or not 0 < power < 1:
         raise ValueError("need 0 < margin < 1, 0 <= rate < 1 and 0 < power < 1")
-    z = _NORMAL.inv_cdf(1 - alpha) + _NORMAL.inv_cdf(power)
+    z = _normal_quantile(1 - alpha) + _normal_quantile(power)
     variance = 2 * max(rate, 1e-9) * (1 - rate)
     return math.ceil(z * z * variance / (margin * margin))
 
@@ -279,7 +275,7 @@ def non_inferiority_need(method: str, rate: float, margin: float, alpha: float, 
     fixed = non_inferiority_sample(rate, margin, alpha, power)
     if method == FIXED:
         return fixed
-    z_power = _NORMAL.inv_cdf(power)
+    z_power = _normal_quantile(power)
     successes = max(rate, 1e-9)
 
     def enough(n: int) -> bool:
@@ -306,6 +302,12 @@ def _smallest(enough: Callable[[int], bool], start: int) -> int:
         else:
             low = middle
     return high
+
+
+def _normal_quantile(q: float) -> float:
+    from statistics import NormalDist  # imports fractions: only the fixed method and sample sizes need it
+
+    return NormalDist().inv_cdf(q)
 
 
 def _check_alpha(alpha: float) -> None:
