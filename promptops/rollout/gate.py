@@ -14,7 +14,6 @@ feedback by promptops.rollout.usefulness.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -108,8 +107,7 @@ class MetricResult(NamedTuple):
         }
 
 
-@dataclass(frozen=True)
-class GateResult:
+class GateResult(NamedTuple):
     rollout: str
     contract: str
     step: int
@@ -120,11 +118,11 @@ class GateResult:
     reason: Reason | None
     sentence: str
     exit_code: int
+    window: dict[str, Any]
+    statistics: dict[str, Any]
+    readiness: Readiness | None = None
     metrics: tuple[MetricResult, ...] = ()
     srm: dict[str, Any] | None = None
-    window: dict[str, Any] = field(default_factory=dict)
-    readiness: Readiness | None = None
-    statistics: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
