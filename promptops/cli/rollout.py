@@ -6,6 +6,7 @@ refused; 3 a broken plan, store or flag (one line naming the file and field).
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,15 +14,12 @@ from typing import Any, TypeVar
 
 import click
 
+from promptops.cli import completion
 from promptops.cli.project import Project, echo_lines, format_option, pass_project
 from promptops.cli.rollout_common import PLAN_FILE, read_plan, who
-from promptops.cli.rollout_moves import resume_command, retarget_command, retire_command, rollback_command
-from promptops.cli.rollout_new import rollout_new
-from promptops.cli.rollout_simulate import simulate_command
 from promptops.cli.store_options import lock_timeout_option, parse_now, read_source, store_option
 from promptops.core.escape import one_line
 from promptops.core.outcomes import ExitCode
-from promptops.rollout.assign import assign, routes
 from promptops.rollout.gate import GateResult, MetricResult, Purpose
 from promptops.rollout.plan import Plan
 from promptops.rollout.session import RolloutRefused, plan_at_step, promote, run_gate, status
@@ -31,17 +29,34 @@ from promptops.store import catalogue
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@click.group()
+# Subcommands kept in modules of their own load when run, so the gate does not import them at start-up.
+LAZY_COMMANDS = {
+    "rollback": "promptops.cli.rollout_moves:rollback_command",
+    "resume": "promptops.cli.rollout_moves:resume_command",
+    "retarget": "promptops.cli.rollout_moves:retarget_command",
+    "retire": "promptops.cli.rollout_moves:retire_command",
+    "simulate": "promptops.cli.rollout_simulate:simulate_command",
+    "new": "promptops.cli.rollout_new:rollout_new",
+}
+
+
+class _RolloutGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(cmd_name)
+        if target is not None and cmd_name not in self.commands:
+            module_name, attribute = target.split(":")
+            command = getattr(importlib.import_module(module_name), attribute)
+            assert isinstance(command, click.Command)
+            self.add_command(completion.attach(command), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_RolloutGroup)
 def rollout() -> None:
     """Plan, assign, gate and promote staged rollouts (rollout/<contract>/<id>.yaml)."""
-
-
-rollout.add_command(rollback_command)
-rollout.add_command(resume_command)
-rollout.add_command(retarget_command)
-rollout.add_command(retire_command)
-rollout.add_command(simulate_command)
-rollout.add_command(rollout_new)  # `rollout new`: promptops.cli.rollout_new
 
 
 @rollout.command("plan")
@@ -110,6 +125,8 @@ def assign_command(project: Project, plan_file: Path, unit: str, output_format: 
     parser does not accept): it gets the baseline, and the output says why ("held").
     """
     plan = read_plan(project, plan_file)
+    from promptops.rollout.assign import assign
+
     chosen = assign(plan, unit, unreadable=_unreadable(project, plan))
     if output_format == "json":
         click.echo(json.dumps(chosen.to_dict()))
@@ -138,6 +155,8 @@ def _unreadable(project: Project, plan: Plan) -> str | None:
 def routes_command(project: Project, plan_file: Path) -> int:
     """The current routing as JSON, for services that do not embed Python."""
     plan = read_plan(project, plan_file)
+    from promptops.rollout.assign import routes
+
     click.echo(json.dumps(routes(plan, unreadable=_unreadable(project, plan)), indent=2))
     return ExitCode.OK
 

@@ -7,10 +7,10 @@ history (promptops.rollout.plan).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptops.core.contract import Contract
 from promptops.core.errors import PromptopsError
@@ -186,8 +186,7 @@ def current_gate(root: Path, plan: Plan, contract: Contract, source: CountsSourc
     return run_gate(root, replace(plan, history=plan.history[:-1]), contract, source, held_at, Purpose.MONITOR)
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     plan: Plan
     gate: GateResult
     needed: dict[str, int]  # responses each arm still needs at this step
