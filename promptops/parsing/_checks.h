@@ -20,4 +20,7 @@
 CHECKS_INTERNAL extern const char checks_plain_keys_doc[];
 CHECKS_INTERNAL PyObject *checks_plain_keys(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* _checks_keys.c: the type Members (repeated keys and depth, from a decoded value). */
+CHECKS_INTERNAL extern PyTypeObject checks_members_type;
+
 #endif /* PROMPTOPS_PARSING_CHECKS_H */
