@@ -4,8 +4,9 @@
  * the response to the diagnostic path (promptops/parsing/), which decides every outcome. Each test is the fast
  * path's half of one rule whose other half lives in the diagnostic path (docs/parser.md names both):
  *
- *   plain_keys(text, max_depth)   repeated keys (duplicates.py) and nesting depth (walks.deeper_than), on the
- *                                 raw text of a response msgspec has already decoded
+ *   Members(...).plain()          repeated keys (duplicates.py) and nesting depth (walks.deeper_than) of a
+ *                                 response msgspec decoded whole, from the decoded value and the text's colons
+ *   plain_keys(text, max_depth)   the same, on the raw text of a response msgspec has already decoded (in parts)
  *   Checks(...).first_unclean()   trimming (fields.check_value), end line before line (findings._placement),
  *                                 paths as written (reconcile.ChangedFiles) and distinct ids
  *                                 (diagnostics.duplicate_ids), on decoded msgspec Structs
@@ -13,8 +14,8 @@
  * Struct members are read from the slots the Struct type's own member descriptors name (CPython's C API, not the
  * limited one), as the descriptors themselves would read them, without a call per member.
  *
- * One module, two source files: this one holds the Checks type, the module definition and its init;
- * _checks_keys.c holds plain_keys; _checks.h declares what they share.
+ * One module, three source files: this one holds the Checks type, the module definition and its init;
+ * _checks_keys.c holds plain_keys, _checks_members.c the Members type; _checks.h declares what they share.
  */
 #include "_checks.h"
 
