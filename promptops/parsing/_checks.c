@@ -4,22 +4,27 @@
  * the response to the diagnostic path (promptops/parsing/), which decides every outcome. Each test is the fast
  * path's half of one rule whose other half lives in the diagnostic path (docs/parser.md names both):
  *
- *   plain_keys(text, max_depth)   repeated keys (duplicates.py) and nesting depth (walks.deeper_than), on the
- *                                 raw text of a response msgspec has already decoded
+ *   Members(...).plain()          repeated keys (duplicates.py) and nesting depth (walks.deeper_than) of a
+ *                                 response msgspec decoded whole, from the decoded value and the text's colons
+ *   plain_keys(text, max_depth)   the same, on the raw text of a response msgspec has already decoded (in parts)
  *   Checks(...).first_unclean()   trimming (fields.check_value), end line before line (findings._placement),
  *                                 paths as written (reconcile.ChangedFiles) and distinct ids
  *                                 (diagnostics.duplicate_ids), on decoded msgspec Structs
  *
- * Only the public C API is used: Struct members are read through the Struct type's own member descriptors.
+ * Struct members are read from the slots the Struct type's own member descriptors name (CPython's C API, not the
+ * limited one), as the descriptors themselves would read them, without a call per member.
  *
- * One module, two source files: this one holds the Checks type, the module definition and its init;
- * _checks_keys.c holds plain_keys; _checks.h declares what they share.
+ * One module, three source files: this one holds the Checks type, the module definition and its init;
+ * _checks_keys.c holds plain_keys, _checks_members.c the Members type; _checks.h declares what they share.
  */
 #include "_checks.h"
 
+#include <string.h>
+#include <structmember.h>
+
 /* ---- Checks: the decline tests on decoded Structs ---------------------------------------------------------- */
 
-/* Members are read through the Struct type's own member descriptors, looked up once by name. */
+/* Members are read from the slots of the Struct type's own member descriptors, looked up once by name. */
 typedef struct {
     PyObject_HEAD
     PyTypeObject *type;     /* the Struct type whose instances are checked; others are "not sure" */
@@ -32,10 +37,40 @@ typedef struct {
     PyObject *unset;        /* the value of an absent member (msgspec.UNSET) */
 } Checks;
 
+/* A new reference to the member of obj (of the Checks' type) that ``descriptor`` reads, as the descriptor would
+   read it (descriptor_of admits only descriptors of object members). */
 static PyObject *
-member(Checks *self, PyObject *obj, PyObject *descriptor)
+member(Checks *Py_UNUSED(self), PyObject *obj, PyObject *descriptor)
 {
-    return Py_TYPE(descriptor)->tp_descr_get(descriptor, obj, (PyObject *)self->type);
+    PyMemberDef *def = ((PyMemberDescrObject *)descriptor)->d_member;
+    PyObject *value = *(PyObject **)((char *)obj + def->offset);
+    if (value == NULL && def->type == T_OBJECT) {
+        value = Py_None;
+    }
+    if (value == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%.200s' object has no attribute '%s'", Py_TYPE(obj)->tp_name,
+                     def->name);
+        return NULL;
+    }
+    Py_INCREF(value);
+    return value;
+}
+
+/* Whether two exact strs are equal: a str has one representation, so equal ones share kind and length. */
+static int
+same_str(PyObject *a, PyObject *b)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    if (a == b) {
+        return 1;
+    }
+    if (length != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b) || length == 0) {
+        return length == 0 && PyUnicode_GET_LENGTH(b) == 0;
+    }
+    int kind = PyUnicode_KIND(a);
+    /* Paths and ids of one answer often share a beginning: the last character tells most apart. */
+    return PyUnicode_READ(kind, PyUnicode_DATA(a), length - 1) == PyUnicode_READ(kind, PyUnicode_DATA(b), length - 1) &&
+           memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * (size_t)kind) == 0;
 }
 
 /* 1 when str.strip() would change the string (whitespace at an edge), 0 when not, -1 on error. */
@@ -133,7 +168,21 @@ path_written(Checks *self, PyObject *obj, PyObject *written)
     if (path == NULL) {
         return -1;
     }
-    int found = path == self->unset ? 1 : PySequence_Contains(written, path);
+    int found = -2;
+    if (path == self->unset) {
+        found = 1;
+    }
+    else if (PyTuple_CheckExact(written) && PyUnicode_CheckExact(path)) {
+        /* The usual few changed files: compared here, without a rich comparison per file. */
+        found = 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(written) && found == 0; i++) {
+            PyObject *file = PyTuple_GET_ITEM(written, i);
+            found = PyUnicode_CheckExact(file) ? same_str(file, path) : -2;
+        }
+    }
+    if (found == -2) {
+        found = PySequence_Contains(written, path);
+    }
     Py_DECREF(path);
     if (found < 0) {
         PyErr_Clear();
@@ -142,10 +191,58 @@ path_written(Checks *self, PyObject *obj, PyObject *written)
     return found;
 }
 
+/* The ids seen so far: the first few in an array, compared one by one; a set once there are more. */
+#define FEW_IDS 16
+typedef struct {
+    PyObject *few[FEW_IDS]; /* references */
+    Py_ssize_t count;
+    PyObject *set;
+} Ids;
+
+static void
+ids_clear(Ids *ids)
+{
+    for (Py_ssize_t i = 0; i < ids->count; i++) {
+        Py_DECREF(ids->few[i]);
+    }
+    ids->count = 0;
+    Py_CLEAR(ids->set);
+}
+
+/* 1 when ``id`` was not in ``ids`` (now added), 0 when it was, -1 on error. */
+static int
+ids_add(Ids *ids, PyObject *id)
+{
+    if (ids->set == NULL && PyUnicode_CheckExact(id)) {
+        for (Py_ssize_t i = 0; i < ids->count; i++) {
+            if (same_str(ids->few[i], id)) {
+                return 0;
+            }
+        }
+        if (ids->count < FEW_IDS) {
+            Py_INCREF(id);
+            ids->few[ids->count++] = id;
+            return 1;
+        }
+    }
+    if (ids->set == NULL) {
+        if ((ids->set = PySet_New(NULL)) == NULL) {
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < ids->count; i++) {
+            if (PySet_Add(ids->set, ids->few[i]) < 0) {
+                return -1;
+            }
+        }
+    }
+    Py_ssize_t before = PySet_GET_SIZE(ids->set);
+    return PySet_Add(ids->set, id) < 0 ? -1 : PySet_GET_SIZE(ids->set) > before;
+}
+
 /* 1 when obj's id is new in ``ids`` (added) or is no id the duplicate-id rule compares (not a str, or empty),
    0 when it was there already or has whitespace at an edge (that rule compares ids trimmed), -1 on error. */
 static int
-id_new(Checks *self, PyObject *obj, PyObject *ids)
+id_new(Checks *self, PyObject *obj, Ids *ids)
 {
     PyObject *id = member(self, obj, self->id);
     if (id == NULL) {
@@ -155,8 +252,7 @@ id_new(Checks *self, PyObject *obj, PyObject *ids)
     if (PyUnicode_Check(id) && PyUnicode_GetLength(id) > 0) {
         added = has_edge_space(id);
         if (added == 0) {
-            Py_ssize_t before = PySet_GET_SIZE(ids);
-            added = PySet_Add(ids, id) < 0 ? -1 : PySet_GET_SIZE(ids) > before;
+            added = ids_add(ids, id);
         }
         else if (added == 1) {
             added = 0;
@@ -187,10 +283,8 @@ Checks_first_unclean(Checks *self, PyObject *const *args, Py_ssize_t nargs)
     if (distinct_ids < 0 || (start == -1 && PyErr_Occurred())) {
         return NULL;
     }
-    PyObject *ids = NULL;
-    if (distinct_ids && self->id != Py_None && (ids = PySet_New(NULL)) == NULL) {
-        return NULL;
-    }
+    Ids seen = {.count = 0, .set = NULL};
+    Ids *ids = distinct_ids && self->id != Py_None ? &seen : NULL;
     int clean = 1;
     Py_ssize_t index = start < 0 ? 0 : start;
     for (; index < PyList_GET_SIZE(objects); index++) {
@@ -215,7 +309,7 @@ Checks_first_unclean(Checks *self, PyObject *const *args, Py_ssize_t nargs)
             break;
         }
     }
-    Py_XDECREF(ids);
+    ids_clear(&seen);
     if (clean < 0) {
         return NULL;
     }
@@ -239,7 +333,12 @@ descriptor_of(PyTypeObject *type, PyObject *name)
     }
     /* On the class, a member descriptor is returned as itself. */
     PyObject *found = PyObject_GetAttr((PyObject *)type, name);
-    if (found == NULL || !PyObject_TypeCheck(found, &PyMemberDescr_Type)) {
+    /* A descriptor of an object member of this type or a base: its slot is in every instance of the type. */
+    int type_code = found != NULL && PyObject_TypeCheck(found, &PyMemberDescr_Type) &&
+                            PyType_IsSubtype(type, PyDescr_TYPE(found))
+                        ? ((PyMemberDescrObject *)found)->d_member->type
+                        : -1;
+    if (type_code != T_OBJECT_EX && type_code != T_OBJECT) {
         Py_XDECREF(found);
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "Checks: %R has no member %R", type, name);
@@ -380,7 +479,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__checks(void)
 {
-    if (PyType_Ready(&ChecksType) < 0) {
+    if (PyType_Ready(&ChecksType) < 0 || PyType_Ready(&checks_members_type) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
@@ -390,6 +489,12 @@ PyInit__checks(void)
     Py_INCREF(&ChecksType);
     if (PyModule_AddObject(m, "Checks", (PyObject *)&ChecksType) < 0) {
         Py_DECREF(&ChecksType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&checks_members_type);
+    if (PyModule_AddObject(m, "Members", (PyObject *)&checks_members_type) < 0) {
+        Py_DECREF(&checks_members_type);
         Py_DECREF(m);
         return NULL;
     }

@@ -1,7 +1,8 @@
 /* plain_keys(text, max_depth), one of the decline tests of the extension module promptops.parsing._checks (the
  * comment at the top of _checks.c describes the module; _checks.h declares what this file shares with it): repeated
  * keys (duplicates.py) and nesting depth (walks.deeper_than), on the raw text of a response msgspec has already
- * decoded. True means "clean as written", False "not sure", never a diagnostic.
+ * decoded. True means "clean as written", False "not sure", never a diagnostic. A response decoded whole is judged
+ * by Members (_checks_members.c) instead, from its decoded value; this scan serves a text decoded in parts.
  */
 #include "_checks.h"
 

@@ -55,6 +55,7 @@ class FastPath:
         self._items_unclean = typed.item_checks.first_unclean
         self._plain_paths = typed.plain_paths
         self._plain_keys = typed.plain_keys
+        self._plain_members = typed.plain_members
         self._patterns_hold = typed.patterns_hold
         self._judged = judged  # the common case, a declaration seen before: one C call
         self._judge = judge
@@ -90,7 +91,7 @@ class FastPath:
             len(items) > self._max_findings
             or self._top_unclean([obj], None, False, 0) is not None
             or self._items_unclean(items, changed.written(self._plain_paths), True, 0) is not None
-            or not self._plain_keys(data, self._max_depth)
+            or not self._plain_members(data, obj, self._max_depth)
             or not self._patterns_hold(obj, items)
         ):
             return None

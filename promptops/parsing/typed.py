@@ -68,6 +68,8 @@ class TypedShape:
         # place as written (ChangedFiles.written), whatever the changed files' names.
         self.plain_paths = roles.path is not None and contract.coercions.path_separators
         self.plain_keys = _checks.plain_keys  # repeated keys and depth, on the text
+        # The same, from a response decoded whole: its members and strings against the text's colons.
+        self.plain_members = _checks.Members(types=(response, self.item_type), unset=UNSET).plain
 
         def attr(name: str | None) -> str | None:
             return item_names.get(name) if name is not None else None

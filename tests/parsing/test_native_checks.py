@@ -673,3 +673,146 @@ def test_bad_constructor_calls() -> None:
         built.__init__(**{**MEMBERS, "strings": ("nope",)})
     assert not clean_of(built)([item(f0=" x")], WRITTEN, True)
     assert clean_of(built)([item()], WRITTEN, True)
+
+
+# ---- Members.plain: repeated keys and depth from the decoded value ------------------------------------------------
+
+Top = msgspec.defstruct(
+    "Top",
+    [
+        ("f0", list.__class_getitem__(Item)),
+        ("f1", str | msgspec.UnsetType, UNSET),
+        ("f2", dict[str, Any] | msgspec.UnsetType, UNSET),
+    ],
+    rename={"f0": "items", "f1": "a:b", "f2": "meta"},  # a member name with a colon in it
+    kw_only=True,
+    forbid_unknown_fields=True,
+    gc=False,
+)
+_decode_top = msgspec.json.Decoder(Top).decode
+
+
+def members_plain(text: str, value: Any, max_depth: int = 16, types: tuple[type, ...] = (Top, Item)) -> bool:
+    assert checks is not None
+    answer = checks.Members(types=types, unset=UNSET).plain(text.encode(), value, max_depth)
+    assert type(answer) is bool
+    return answer
+
+
+def _reference(text: str, max_depth: int) -> bool:
+    value, repeated = _read(text)
+    return not repeated and _depth(value) <= max(max_depth, 0)
+
+
+@pytest.mark.parametrize(("text", "max_depth", "expected"), KEYS)
+def test_members_of_any_json(text: str, max_depth: int, expected: bool) -> None:
+    """Decoded without Struct types (dicts, lists, scalars), every text msgspec reads gets the exact answer: keys
+    written with escapes are compared as decoded, and there is no bound on keys per object."""
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return  # not JSON: plain_keys' cases only
+    assert members_plain(text, value, max_depth) is _reference(text, max_depth)
+
+
+@pytest.mark.parametrize("count", [1, 64, 65, 1000])
+def test_members_without_a_bound_on_keys(count: int) -> None:
+    keys = [f"k{i}" for i in range(count)]
+    assert members_plain(obj(keys), msgspec.json.decode(obj(keys)))
+    repeated = obj([*keys, keys[0]])
+    assert not members_plain(repeated, msgspec.json.decode(repeated))
+
+
+def _top(items: str = '{"title":"t","tags":["x"],"line":1}', rest: str = "") -> str:
+    return '{"items":[' + items + "]" + rest + "}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_top(), True),
+        (_top(rest=', "a:b": "c:d"'), True),  # the colon of a member's name and of a value: counted
+        (_top(rest=', "meta": {"x:y": {"z": [1, ":"]}}'), True),
+        (_top('{"title":"a:b","tags":["c:d",":"],"line":1,"note":"é:日本:\U0001f600:"}'), True),
+        (_top('{"title":"t","tags":[],"line":1,"\\u0066ile":"a"}'), True),  # an escaped name is its text
+        (_top('{"title":"t","tags":[],"line":1,"title":"u"}'), False),
+        (_top('{"title":"t","tags":[],"line":1,"\\u0074itle":"u"}'), False),
+        (_top(rest=', "a:b": "c", "a:b": "d"'), False),
+        (_top(rest=', "meta": {"x": 1, "x": 2}'), False),
+        (_top(rest=', "meta": {"x": {"y": 1, "\\u0079": 2}}'), False),
+        (_top('{"title":"t","tags":[],"line":1},{"title":"t","tags":[],"line":1,"line":2}'), False),
+        (_top(rest=', "a:b": "\\u003a"'), False),  # a colon written as an escape: not sure
+        (_top(rest=', "a:b": "\\u003A"'), False),
+        (_top(rest=', "a:b": "\\\\u003a"'), False),  # a backslash and u003a: not sure either
+        (_top(rest=', "a:b": "\\u0030"'), True),  # any other escape: decided
+        (_top(rest=', "a:b": "\\u003b\\\\"'), True),
+    ],
+)
+def test_members_of_structs(text: str, expected: bool) -> None:
+    value = _decode_top(text)
+    if expected is False and "u003" not in text:
+        assert _read(text)[1]  # a repeated key indeed
+    assert members_plain(text, value) is expected
+
+
+def test_members_depth() -> None:
+    text = _top(rest=', "meta": {"x": [[{}]]}')
+    value = _decode_top(text)  # Top 1, meta 2, x 3, [4, {} 5
+    assert members_plain(text, value, 5)
+    assert not members_plain(text, value, 4)
+    assert not members_plain(_top(), _decode_top(_top()), 3)  # Top, items, an Item, its tags: 4 levels
+    assert members_plain(_top(), _decode_top(_top()), 4)
+    assert members_plain('"x"', "x", 0) and members_plain("1", 1, -1)
+
+
+def test_members_of_other_types_are_not_sure() -> None:
+    text = _top()
+    value = _decode_top(text)
+    assert not members_plain(text, value, types=(Top,))  # an Item it was not given
+    assert not members_plain(text, value, types=())
+    assert not members_plain('{"f0":"x"}', Other(f0="x"))
+    assert not members_plain("[1]", (1,))
+    assert not members_plain('"x"', b"x")
+    assert not members_plain('{"items":[]}', Top(f0=[], f1=msgspec.Raw(b"1")))
+    assert checks is not None
+    bare = checks.Members.__new__(checks.Members)
+    assert bare.plain(b"1", 1, 1) is False
+
+
+def test_members_with_the_wrong_text_says_not_sure() -> None:
+    text = _top(rest=', "a:b": "c"')
+    assert not members_plain(text.replace('"c"', '"c:"'), _decode_top(text))
+    assert not members_plain(text.replace('"c"', '"c", "meta": {}'), _decode_top(text))
+
+
+def test_members_arguments() -> None:
+    assert checks is not None
+    built = checks.Members(types=(Top, Item), unset=UNSET)
+    module = checks
+    calls: list[Callable[[], object]] = [
+        lambda: built.plain(b"1", 1),
+        lambda: built.plain(b"1", 1, 1.0),
+        lambda: built.plain("1", 1, 1),  # bytes only
+        lambda: built.plain(b"1", 1, max_depth=1),
+        lambda: module.Members(types=[Top], unset=UNSET),
+        lambda: module.Members(types=(Top(f0=[]),), unset=UNSET),
+        lambda: module.Members(types=(int,), unset=UNSET),
+        lambda: module.Members((Top,), UNSET),  # keywords only
+    ]
+    for call in calls:
+        with pytest.raises(TypeError):
+            call()
+    with pytest.raises(OverflowError):
+        built.plain(b"1", 1, 1 << 70)
+
+
+@pytest.mark.slow  # over 1.5 s: kept out of the fast loop (under 3 minutes)
+@SETTINGS
+@given(JSON_TEXTS, st.integers(-2, 7))
+def test_members_exact_on_any_json(text: str, max_depth: int) -> None:
+    try:
+        value = msgspec.json.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return  # integers beyond what msgspec reads
+    expected = "\\u003a" not in text.lower() and _reference(text, max_depth)
+    assert members_plain(text, value, max_depth) is expected

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from promptops import Code, Parser
+from promptops import ChangedFiles, Code, Parser
 from tests.helpers import CHANGED, finding, response, text
 
 
@@ -80,6 +80,17 @@ def test_colons_in_strings_are_not_duplicates(both: Parser) -> None:
     raw = text(response([finding(1, message="note: a: b", title="x:y"), finding(2, suggestion="if x: return")]))
     outcome = both.parse(raw, CHANGED)
     assert outcome.accepted and outcome.findings_kept == 2 and outcome.diagnostics == []
+
+
+def test_keys_written_with_escapes_are_their_text(both: Parser, parser: Parser) -> None:
+    """A key spelled with an escape is the key it decodes to: kept unchanged, and taken by the fast path whole."""
+    body = text(response([finding(1, message="a: b")], meta={"k:1": {"x": "y:z"}}))
+    raw = body.replace('"id": "F1"', '"\\u0069d": "F1"', 1).replace('"summary"', '"\\u0073ummary"', 1)
+    outcome = both.parse(raw, CHANGED)
+    assert outcome.accepted and outcome.findings_kept == 1 and outcome.diagnostics == []
+    assert outcome.to_dict() == parser.parse(body, CHANGED).to_dict()
+    fast = parser._only_fast or next(iter(parser._fast.values()))
+    assert fast.accept(raw.encode(), ChangedFiles(CHANGED), None) is not None
 
 
 def test_big_integers_are_kept_exactly(both: Parser) -> None:
