@@ -112,3 +112,31 @@ def test_config_cache_is_keyed_by_the_text_and_a_damaged_entry_is_read_again(
         assert read(text) == cold  # a damaged entry is parsed again, never an error
     with pytest.raises(LintConfigError, match="invalid TOML"):
         read("[tool.promptops.lint\n")
+
+
+def test_contract_cache_holds_only_contracts_whose_sections_read_clean(project: Path, tmp_path: Path) -> None:
+    cache_dir = str(tmp_path)
+    _edit(project, CONTRACT, "null_means_absent:", "tiers: 5\nnull_means_absent:")  # loads; its tiers do not
+    for _ in range(2):  # fails every run: such an entry would let the next run skip the check
+        with pytest.raises(ContractError, match="tiers"):
+            contract_cache.load(project, "review-result", cache_dir)
+    assert _entries(tmp_path, "contract") == []
+
+
+def test_contract_cache_hit_neither_parses_contract_yaml_nor_imports_the_feature_readers(
+    project: Path, tmp_path: Path
+) -> None:
+    probe = (
+        "import sys; from pathlib import Path; from promptops.lint import contracts; "
+        f"c = contracts.load(Path({str(project)!r}), 'review-result', {str(tmp_path)!r}); "
+        "print(c.name, sorted(m for m in sys.modules if m.endswith(('report_filter', 'semantics', 'tiers'))))"
+    )
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    readers = "['promptops.merge.report_filter', 'promptops.parsing.semantics', 'promptops.parsing.tiers']"
+    assert run() == f"review-result {readers}"  # a miss: loaded and its sections read
+    assert len(_entries(tmp_path, "contract")) == 1
+    assert run() == "review-result []"  # a hit

@@ -19,12 +19,10 @@ are matched exactly as the parser's own rules match them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-
-import re2
-from re2 import _re2  # the binding's RE2 object: a match without the wrapper's per-call offset mapping
 
 from promptops.core.canonical import json_unique
 
@@ -35,10 +33,6 @@ class PatternError(ValueError):
     """A pattern that is not ECMA-262 or cannot be matched in linear time (the message says why)."""
 
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # the library never writes to stderr; errors are raised with their reason
-_OPTIONS.never_capture = True  # only "does it match" is asked: no submatch bookkeeping
-_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # ECMA-262 WhiteSpace and LineTerminator, the members of \s, as the body of an RE2 character class.
@@ -49,25 +43,46 @@ _CONTROL = {"t": r"\t", "n": r"\n", "v": r"\x{0B}", "f": r"\f", "r": r"\r"}
 _QUANTIFIER = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
 
 
+@functools.cache
+def _engine() -> tuple[Any, Any, Any]:
+    """RE2's pattern class, options and "search anywhere" anchor, imported when a pattern is first compiled:
+    a contract restored from a pickle (lint's cache) that never matches a text never loads RE2."""
+    import re2
+    from re2 import _re2  # the binding's RE2 object: a match without the wrapper's per-call offset mapping
+
+    options = re2.Options()
+    options.log_errors = False  # the library never writes to stderr; errors are raised with their reason
+    options.never_capture = True  # only "does it match" is asked: no submatch bookkeeping
+    return _re2.RE2, options, _re2.RE2.Anchor.UNANCHORED
+
+
 class SchemaPattern:
     """One compiled schema pattern: ``search(text)`` says whether it matches anywhere in ``text``."""
 
-    __slots__ = ("_match", "source", "translated")
+    __slots__ = ("_anchor", "_match", "source", "translated")
 
-    def __init__(self, source: str, translated: str, regexp: Any) -> None:
+    def __init__(self, source: str, translated: str, regexp: Any | None) -> None:
         self.source = source  # the schema's own text, for messages
         self.translated = translated  # the RE2 syntax it runs as
-        self._match: Callable[..., list[tuple[int, int]]] = regexp.Match
+        self._anchor: Any = _engine()[2] if regexp is not None else None
+        self._match: Callable[..., list[tuple[int, int]]] = regexp.Match if regexp is not None else self._first
 
     def search(self, text: str) -> bool:
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
             data = _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
-        return self._match(_UNANCHORED, data, 0, len(data))[0][0] >= 0
+        return self._match(self._anchor, data, 0, len(data))[0][0] >= 0
 
-    def __reduce__(self) -> tuple[Callable[[str], SchemaPattern], tuple[str]]:
-        return compile_ecma, (self.source,)  # the RE2 object cannot be pickled: compiled again (lint's cache, workers)
+    def _first(self, _anchor: Any, data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+        """The first match of a restored pattern: compile it (it compiled when its contract loaded)."""
+        pattern_class, options, self._anchor = _engine()
+        self._match = pattern_class(self.translated.encode("utf-8"), options).Match
+        return self._match(self._anchor, data, start, end)
+
+    def __reduce__(self) -> tuple[Callable[[str, str], SchemaPattern], tuple[str, str]]:
+        # The RE2 object cannot be pickled (lint's cache, workers): compiled again on first use.
+        return _restore, (self.source, self.translated)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SchemaPattern) and other.source == self.source
@@ -82,14 +97,20 @@ class SchemaPattern:
 _COMPILED: dict[str, SchemaPattern] = {}
 
 
+def _restore(source: str, translated: str) -> SchemaPattern:
+    """A pickled pattern: the one compiled in this process, else one compiled on its first search."""
+    return _COMPILED.get(source) or SchemaPattern(source, translated, None)
+
+
 def compile_ecma(source: str) -> SchemaPattern:
     """The compiled pattern, or PatternError saying why ``source`` is refused."""
     known = _COMPILED.get(source)
     if known is not None:
         return known
     translated = _translate(source)
+    pattern_class, options, _ = _engine()
     try:
-        regexp = _re2.RE2(translated.encode("utf-8"), _OPTIONS)
+        regexp = pattern_class(translated.encode("utf-8"), options)
     except UnicodeEncodeError:
         raise PatternError("it holds a lone surrogate, which RE2 cannot match") from None
     if not regexp.ok():

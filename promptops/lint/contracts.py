@@ -4,8 +4,10 @@ A loaded contract depends only on its own files (contract.yaml and schemas/*.jso
 compiles them. An entry's key is the exact bytes of the contract's files, the size and modification time of
 each loader module (what Python's own bytecode cache checks) and the Python and PyYAML versions, so an edited
 contract, an added or removed schema file or a changed loader is a miss and is loaded afresh (see
-``promptops.lint.cache`` for where entries live). Only loaded contracts are cached: a contract that fails to
-load raises on every run. Each run, cached or not, reads the features' sections of contract.yaml (``_sections``).
+``promptops.lint.cache`` for where entries live). Only contracts that load and whose features' sections of
+contract.yaml read clean (``_sections``) are cached, and the feature modules that read them are part of the key:
+a contract that fails either way raises on every run, and a hit needs neither those modules nor a parse of
+contract.yaml.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from pathlib import Path
 
 import yaml
 
-from promptops import core, defaults
+from promptops import core, defaults, merge, parsing
 from promptops.core import errors, strict_yaml
 from promptops.core.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
 from promptops.lint import cache
 
-_FORMAT = "1"
+_FORMAT = "2"  # 2: an entry holds a contract whose sections read clean
 
 
 def load(root: Path, name: str, cache_dir: str | None) -> Contract:
@@ -34,11 +36,11 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
     entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, *key)
     cached = cache.load(entry)
     if isinstance(cached, Contract) and cached.name == name:
-        return _sections(cached)
-    loaded = load_contract(root, name, check_schemas=False)
+        return cached  # stored only once its sections read clean, by the modules the key names
+    loaded = _sections(load_contract(root, name, check_schemas=False))
     if _key(root, name) == key:  # not edited while it loaded
         cache.store(entry, loaded)
-    return _sections(loaded)
+    return loaded
 
 
 def _sections(contract: Contract) -> Contract:
@@ -68,8 +70,11 @@ def _key(root: Path, name: str) -> list[str] | None:
 
 def loader_files() -> list[Path]:
     """The code that decides what load_contract returns: the foundation's modules (the loader imports nothing
-    above them, tests/test_layers.py) and the packaged defaults' index."""
-    return [*sorted(Path(core.__file__ or "").parent.glob("*.py")), Path(defaults.__file__ or "")]
+    above them, tests/test_layers.py) and the packaged defaults' index; and the modules ``_sections`` reads with."""
+    features = [Path(merge.__file__ or ""), Path(merge.__file__ or "").parent / "report_filter.py"]
+    features += [Path(parsing.__file__ or "")]
+    features += [Path(parsing.__file__ or "").parent / f"{name}.py" for name in ("semantics", "tiers")]
+    return [*sorted(Path(core.__file__ or "").parent.glob("*.py")), Path(defaults.__file__ or ""), *features]
 
 
 @functools.cache

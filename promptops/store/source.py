@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from promptops.core.errors import PromptopsError
 from promptops.store import catalogue, metrics
@@ -22,8 +22,9 @@ Bucket = Literal["hour", "day", "week", "month"]
 TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (message, path, finding id)
 
 
-@dataclass(frozen=True)
-class Window:
+# NamedTuples where nothing copies them with dataclasses.replace: every gate defines them at start-up, and a
+# frozen dataclass costs five times as much to define (docs/performance.md, start-up).
+class Window(NamedTuple):
     """Which responses a question counts: a contract's, maybe one rollout's, in [since, until] (naive UTC)."""
 
     contract: str
@@ -32,8 +33,7 @@ class Window:
     until: datetime | None = None
 
 
-@dataclass(frozen=True)
-class ArmCounts:
+class ArmCounts(NamedTuple):
     """Responses of one arm (and bucket) in a window, and how many tripped each catalogue metric."""
 
     n: int

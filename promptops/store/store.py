@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import duckdb
 
@@ -72,8 +72,7 @@ class Batch:
     findings: pa.Table = field(default_factory=lambda: _no_findings())  # kept findings (findings.FINDING_SCHEMA)
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(NamedTuple):  # not a dataclass: cheaper to define at every start-up (source.Window)
     batch_id: int | None  # None when nothing new was written
     responses: int
     diagnostics: int

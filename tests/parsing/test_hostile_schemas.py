@@ -435,3 +435,20 @@ def test_compiled_patterns_pickle(hostile: dict[str, Any]) -> None:
     rule = copied.shape(copied.default_policy.schema_floor).item.properties["tag"]
     assert rule == contract.shape(contract.default_policy.schema_floor).item.properties["tag"]
     assert rule.pattern is not None and rule.pattern.search("aaa") and not rule.pattern.search("a" * 40 + "!")
+
+
+def test_pickled_pattern_matches_as_compiled_and_loads_re2_only_when_it_first_searches() -> None:
+    import pickle
+    import subprocess
+    import sys
+
+    from promptops.core.patterns import compile_ecma
+
+    data = pickle.dumps(compile_ecma(r"^[a-z]+\.py$"))
+    probe = (
+        "import pickle, sys; pattern = pickle.loads(sys.stdin.buffer.read()); loaded = 're2' in sys.modules; "
+        "print(loaded, pattern.search('ab.py'), pattern.search('ab.pyc'), pattern.search('\\ud800.py'), "
+        "'re2' in sys.modules, pattern == pickle.loads(pickle.dumps(pattern)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], input=data, capture_output=True, check=True)
+    assert done.stdout.decode().split() == ["False", "True", "False", "False", "True", "True"]
