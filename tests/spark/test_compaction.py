@@ -3,10 +3,14 @@ them with one marker, is idempotent, and leaves a lake that reads the same after
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import os
 import shutil
-from collections.abc import Callable
+import signal
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -19,16 +23,13 @@ from promptops.spark.compact import compact
 from promptops.spark.session import job_errors
 from promptops.store import lake_files
 from tests.conftest import Cli
+from tests.helpers import REPO_ROOT
 from tests.spark.conftest import lake_content
 
 pytestmark = pytest.mark.slow  # real Spark on a JVM
 
 TODAY = date(2026, 11, 27)  # every partition of the test lake (2026-11-02/03) is closed
 SMALL = 70_000  # bytes: a review-result responses partition (3 files, ~96 kB) becomes 2 files
-
-
-class Stop(Exception):
-    """The compactor stopped at a step, as a killed process would: nothing after that point runs."""
 
 
 GROUPINGS = ("arm", "day", "prompt_version")
@@ -132,17 +133,30 @@ def _steps(copy: Path, spark: Any, tmp_path: Path) -> list[str]:
     return seen
 
 
-def _stop_at(name: str) -> Callable[[str], None]:
-    def step(current: str) -> None:
-        if current == name:
-            raise Stop(name)
-
-    return step
+KILLER = Path(__file__).with_name("compact_and_die.py")
 
 
-def test_a_crash_at_any_step_reads_as_before_and_a_rerun_finishes(
+def _killed_at(lake: Path, name: str, log: Path) -> int:
+    """Compact ``lake`` in a process of its own (its own Spark session) that SIGKILLs itself right after step
+    ``name``; its exit code. Its JVM exits when the killed driver's pipe closes; the process group is killed
+    too, so that nothing of it outlives the step even if it does not."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, str(KILLER), str(lake), TODAY.isoformat(), str(SMALL), name],
+            stdin=subprocess.DEVNULL, stdout=output, stderr=output, env=env, start_new_session=True,
+        )  # fmt: skip
+        code = process.wait()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    return code
+
+
+def test_a_sigkill_at_any_step_reads_as_before_and_a_rerun_finishes(
     cli: Cli, built: Path, copy: Path, spark: Any, tmp_path: Path
 ) -> None:
+    """For each step of a compaction, a compactor process killed by SIGKILL right after it leaves a lake that
+    reads as before, and a re-run (in another session, as the next day's job would) finishes it."""
     before = _reads(cli, built, copy)
     clean = tmp_path / "clean"
     shutil.copytree(copy, clean)
@@ -150,14 +164,16 @@ def test_a_crash_at_any_step_reads_as_before_and_a_rerun_finishes(
     expected = _content(clean)
     steps = _steps(copy, spark, tmp_path)
     assert len(steps) > 10 and any(s.startswith("removed") for s in steps)
+    assert len(set(steps)) == len(steps), "a step name repeats: a kill there would not stop at one point"
     for index, name in enumerate(steps):
         crashed = tmp_path / f"crash-{index}"
         shutil.copytree(copy, crashed)
-        with pytest.raises(Stop):
-            compact(spark, crashed.as_posix(), before=TODAY, target_bytes=SMALL, step=_stop_at(name))
-        assert _reads(cli, built, crashed, ("day",)) == before[1:2], f"after a crash at {name!r}"
+        log = tmp_path / f"crash-{index}.log"
+        code = _killed_at(crashed, name, log)
+        assert code == -signal.SIGKILL, f"at {name!r}: exit {code}, not SIGKILL\n{log.read_text(errors='replace')}"
+        assert _reads(cli, built, crashed, ("day",)) == before[1:2], f"after a SIGKILL at {name!r}"
         compact(spark, crashed.as_posix(), before=TODAY, target_bytes=SMALL)
-        assert _content(crashed) == expected, f"a re-run after a crash at {name!r}"
+        assert _content(crashed) == expected, f"a re-run after a SIGKILL at {name!r}"
         shutil.rmtree(crashed)
 
 
