@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from promptops.core.lazy import lazy_names
+from promptops.core.lazy import by_module, lazy_names
 
 if TYPE_CHECKING:
     from promptops.merge.engine import merge
@@ -23,12 +23,21 @@ if TYPE_CHECKING:
         SuppressedFinding,
     )
 
-_MODEL = ("MergedFinding", "MergedReport", "MergeOptions", "ReviewerOutput", "SourceFinding", "SourceReport")
-_EXPORTS: dict[str, str] = {
-    "merge": "promptops.merge.engine",
-    **dict.fromkeys(("FORMATS", "summary", "to_markdown", "to_result", "to_sarif"), "promptops.merge.formats"),
-    **dict.fromkeys((*_MODEL, "SuppressedFinding"), "promptops.merge.model"),
-}
+_EXPORTS = by_module(
+    {
+        "promptops.merge.engine": ("merge",),
+        "promptops.merge.formats": ("FORMATS", "summary", "to_markdown", "to_result", "to_sarif"),
+        "promptops.merge.model": (
+            "MergedFinding",
+            "MergedReport",
+            "MergeOptions",
+            "ReviewerOutput",
+            "SourceFinding",
+            "SourceReport",
+            "SuppressedFinding",
+        ),
+    }
+)
 
 __all__ = [
     "FORMATS",

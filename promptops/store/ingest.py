@@ -339,11 +339,11 @@ class _Run:
                 while window:
                     reported = self._collect(window, report, reported)
             report.error = str(problem)
-            self._flush(report)
+            self._flush()
             self.wait()
             self.progress(segment.size - reported)
             return report
-        self._flush(report)
+        self._flush()
         self.wait()  # remember the segment only once all its batches are stored
         self._store.mark_segment(display, reader.size, reader.sha256, report.records, report.bad_records)
         self.progress(reader.position - reported)
@@ -424,9 +424,9 @@ class _Run:
         self._stream[0].put(Batch(responses, diagnostics, result.slices, findings=or_empty(findings)))
         self._pending_rows += responses.num_rows
         if self._pending_rows >= self._batch_size:
-            self._flush(report)
+            self._flush()
 
-    def _flush(self, report: SegmentReport) -> None:
+    def _flush(self) -> None:
         """End the batch being streamed: the writer thread commits it while parsing goes on. The batch before
         it is waited for here, so at most two are in flight and a failed write surfaces at the next flush."""
         stream, self._stream = self._stream, None

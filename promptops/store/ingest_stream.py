@@ -21,7 +21,7 @@ ABORT = object()  # the run failed: roll the batch back
 
 
 class Aborted(Exception):
-    pass
+    """Raised into the writer by ABORT: the batch's transaction is rolled back."""
 
 
 class Stream:
