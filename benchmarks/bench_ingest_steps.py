@@ -1,5 +1,10 @@
 """Where an ingest's time goes (bench_ingest.py --steps): the log through the ingest's own functions in one
-process, one step more per pass, so each step's cost is the difference between two passes."""
+process, one step more per pass, so each step's cost is the difference between two passes.
+
+It also prints the ceiling of any ingest that reads, decodes and parses its records on one thread (the GIL
+keeps msgspec's decode and the parser on one core at a time): the parser alone on the already decoded
+responses against the main thread's time through "+ slot lookup, parse", as if ids, rows and the store's
+write cost nothing."""
 
 from __future__ import annotations
 
@@ -41,6 +46,19 @@ def report(log: Path, root: Path, count: int, passes: int = 3) -> None:
                 record.raw, ChangedFiles(record.changed_files), schema_version=slot[1], prompt_version=slot[2]
             )
 
+    records = []
+    for _, line in SegmentReader(segment, "log").lines():
+        assert line is not None
+        record = decode_record(line)
+        assert not isinstance(record, str)
+        slot = parsers.slot(record.contract, record.rollout_id, record.arm)
+        assert slot is not None
+        records.append((slot, record.raw, record.changed_files))
+
+    def parser_alone() -> None:
+        for (parser, schema_version, prompt_version), raw, changed in records:
+            parser.parse(raw, ChangedFiles(changed), schema_version=schema_version, prompt_version=prompt_version)
+
     def chunks() -> None:
         chunk: list[tuple[int, bytes | None]] = []
         for numbered in SegmentReader(segment, "log").lines():
@@ -70,7 +88,8 @@ def report(log: Path, root: Path, count: int, passes: int = 3) -> None:
         "second core cannot take over), and wall clock):"
     )
     previous = 0.0
-    for name, step in steps:
+    main_through: dict[str, float] = {}
+    for name, step in [("the parser alone (decoded responses)", parser_alone), *steps]:
         best_cpu = best_main = best_wall = float("inf")
         for _ in range(passes):
             wall, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
@@ -79,8 +98,14 @@ def report(log: Path, root: Path, count: int, passes: int = 3) -> None:
             best_main = min(best_main, time.thread_time() - main)
             best_wall = min(best_wall, time.perf_counter() - wall)
         per = best_cpu / count * 1e6
+        main_through[name] = best_main
+        if step is parser_alone:
+            print(f"   {name:52s} {per:6.1f}; main thread {best_main / count * 1e6:6.1f}")
+            continue
         print(
             f"   {name:52s} {per:6.1f} (step {per - previous:+5.1f}); main thread {best_main / count * 1e6:6.1f}; "
             f"wall {best_wall / count * 1e6:6.1f}"
         )
         previous = per
+    ceiling = main_through["the parser alone (decoded responses)"] / main_through["+ slot lookup, parse"]
+    print(f"   ceiling of a one-thread read + decode + parse, nothing stored: {ceiling:.2f}x the parser alone")
