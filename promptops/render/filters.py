@@ -5,13 +5,13 @@ value must meet beyond them)."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jinja2 import Environment
 
 from promptops.core.shape import FieldRule
+from promptops.render import regexes
 
 
 def install(env: Environment) -> None:
@@ -99,7 +99,7 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-_BACKTICK_RUN = re.compile(r"`+")
+_BACKTICK_RUN = regexes.lazy(r"`+")
 
 
 def _fenced(value: str, info: str = "") -> str:

@@ -16,7 +16,7 @@ from promptops.core.findings import Finding, Level, Span
 from promptops.core.shape import FieldRule, ObjectShape
 from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject
-from promptops.render import reading
+from promptops.render import reading, regexes
 
 _LABELS: dict[reading.Scope, str] = {"top": "top-level", "item": "finding"}
 
@@ -217,7 +217,7 @@ class EnumSets(Rule):
 
 
 # A word of a statement that may be an example value: "CWE-89" in "(e.g. CWE-89)", `G12` in backticks.
-_EXAMPLE = re.compile(r"[\w][\w\-.:/@#]*")
+_EXAMPLE = regexes.lazy(r"[\w][\w\-.:/@#]*")
 
 
 class UnstatedConstraints(Rule):

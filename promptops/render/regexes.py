@@ -1,0 +1,91 @@
+"""Regular expressions compiled on first use, from compiled code kept across runs when a caller installs it.
+
+``re.compile`` parses a pattern and generates its code in Python: about 0.7 M instructions a pattern, and the
+lint and render modules' 40-odd patterns were a fifth of lint's own start-up. The compiled code is a list of
+integers that ``_sre.compile`` turns into the same pattern object (equal to ``re.compile``'s: patterns compare
+by text, flags and code) in a few thousand. So ``lazy`` patterns compile when first used, and a caller that
+keeps a table across runs (lint, in its cache: ``promptops.lint.cache``) ``install``s it first and stores what
+``learned`` returns after. The table is only read by the Python that wrote it (``VERSION`` keys its entry). A
+pattern is learned only when the code rebuilt from the table equals ``re.compile``'s; without a table, or when
+anything of this fails, a pattern is simply ``re.compile``d.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, cast
+
+_sre: Any = getattr(re._compiler, "_sre", None)  # type: ignore[attr-defined]  # the C engine that ``re`` builds its patterns with
+VERSION = f"{sys.version} sre {getattr(_sre, 'MAGIC', None)}"
+
+Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]  # _sre.compile's arguments
+_table: dict[tuple[str, int], Entry] = {}
+_learned: list[bool] = [False]  # whether _table gained entries since the last ``learned``
+
+
+def install(table: object) -> None:
+    """Use the compiled code in ``table`` (what ``learned`` returned in an earlier run; anything else is
+    ignored)."""
+    if isinstance(table, dict):
+        for key, entry in table.items():
+            _table.setdefault(key, entry)
+
+
+def learned() -> dict[tuple[str, int], Entry] | None:
+    """The table with what was compiled since the last call, to keep; None when nothing was added."""
+    if not _learned[0]:
+        return None
+    _learned[0] = False
+    return dict(_table)
+
+
+def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, from the installed table when it holds the pattern."""
+    flags = int(flags)
+    entry = _table.get((pattern, flags))
+    if entry is not None:
+        try:
+            return cast("re.Pattern[str]", _sre.compile(pattern, *entry))
+        except Exception:  # a damaged entry (``_sre`` checks the code it is given): compile afresh
+            del _table[(pattern, flags)]
+    compiled = re.compile(pattern, flags)
+    try:
+        entry = _entry(pattern, flags)
+        if _sre.compile(pattern, *entry) == compiled:
+            _table[(pattern, flags)] = entry
+            _learned[0] = True
+    except Exception:  # another Python's ``re`` internals: nothing to learn, the pattern is compiled anyway
+        pass
+    return compiled
+
+
+def _entry(pattern: str, flags: int) -> Entry:
+    """``_sre.compile``'s arguments after ``pattern``, as ``re._compiler.compile`` computes them."""
+    parsed = re._parser.parse(pattern, flags)  # type: ignore[attr-defined]
+    code = re._compiler._code(parsed, flags)  # type: ignore[attr-defined]
+    state = parsed.state
+    indexgroup: list[str | None] = [None] * state.groups
+    for name, index in state.groupdict.items():
+        indexgroup[index] = name
+    # The opcodes are int subclasses that do not pickle: plain ints are what _sre reads.
+    return int(flags | state.flags), [int(c) for c in code], state.groups - 1, dict(state.groupdict), tuple(indexgroup)
+
+
+class _Lazy:
+    """A pattern compiled on first use; each attribute read once from it is then kept on the instance."""
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self._source = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy, pickle and friends probing: not the pattern's
+            raise AttributeError(name)
+        value = getattr(compile(*self._source), name)
+        setattr(self, name, value)
+        return value
+
+
+def lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern that compiles (through ``compile``) when first used: for module-level patterns."""
+    return cast("re.Pattern[str]", _Lazy(pattern, int(flags)))
