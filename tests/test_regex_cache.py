@@ -30,6 +30,7 @@ MODULES = (
 def empty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(regexes, "_table", {})
     monkeypatch.setattr(regexes, "_learned", [False])
+    monkeypatch.setattr(regexes, "_built", {})
 
 
 def _sources() -> set[tuple[str, int]]:
@@ -51,6 +52,7 @@ def test_every_pattern_built_from_its_learned_code_equals_re_compile(monkeypatch
     assert table is not None and set(table) == sources  # every one learned: its rebuilt code was equal
     assert regexes.learned() is None  # nothing new since
     monkeypatch.setattr(regexes, "_table", {})
+    monkeypatch.setattr(regexes, "_built", {})  # a new process
     regexes.install(pickle.loads(pickle.dumps(table)))  # as the next run reads it
     for pattern, flags in sources:
         built = regexes.compile(pattern, flags)
@@ -94,3 +96,14 @@ def test_lint_keeps_the_patterns_in_its_cache_and_a_warm_run_compiles_none(proje
     assert "PO001" in cold and compiled > 20  # the rules' patterns, compiled and learned
     assert len([p for p in tmp_path.iterdir() if p.name.startswith("promptops-regex-")]) == 1
     assert run() == (cold, 0)  # the same findings; every pattern built from its kept code
+
+
+@pytest.mark.usefixtures("empty")
+def test_patterns_are_kept_per_process_and_learned_up_to_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regexes, "_LIMIT", 2)
+    first = regexes.compile(r"x\d+y")
+    assert regexes.compile(r"x\d+y") is first  # built once a process, as re's own cache does
+    for literal in ("1.0", "1.1", "2.0"):  # patterns made from a contract's values
+        assert regexes.compile(rf"(?<![\w.]){re.escape(literal)}(?!\w)").search(f"v{literal}") is None
+    table = regexes.learned()
+    assert table is not None and len(table) == 2

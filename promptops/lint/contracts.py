@@ -61,7 +61,7 @@ def _key(root: Path, name: str) -> list[str] | None:
     except errors.ContractError:
         return None
     schemas = directory / "schemas"
-    files = [directory / CONTRACT_FILE, *(sorted(schemas.glob("*.json")) if schemas.is_dir() else [])]
+    files = [directory / CONTRACT_FILE, *(sorted(_ending(schemas, ".json")) if schemas.is_dir() else [])]
     try:
         return [f"{path.name}:{hashlib.sha256(strict_yaml.read_bytes(path)).hexdigest()}" for path in files]
     except strict_yaml.YamlProblem:
@@ -74,7 +74,12 @@ def loader_files() -> list[Path]:
     features = [Path(merge.__file__ or ""), Path(merge.__file__ or "").parent / "report_filter.py"]
     features += [Path(parsing.__file__ or "")]
     features += [Path(parsing.__file__ or "").parent / f"{name}.py" for name in ("semantics", "tiers")]
-    return [*sorted(Path(core.__file__ or "").parent.glob("*.py")), Path(defaults.__file__ or ""), *features]
+    return [*sorted(_ending(Path(core.__file__ or "").parent, ".py")), Path(defaults.__file__ or ""), *features]
+
+
+def _ending(directory: Path, suffix: str) -> list[Path]:
+    """``directory.glob("*" + suffix)`` without compiling a pattern for it."""
+    return [path for path in directory.iterdir() if path.name.endswith(suffix)]
 
 
 @functools.cache

@@ -203,7 +203,7 @@ def _field_name(token: str, vocabulary: Vocabulary) -> tuple[str, Scope | None] 
     """The field a token names, and the level a dotted form (``findings[].severity``) states."""
     if token in vocabulary.top or token in vocabulary.item:
         return token, None
-    prefix = re.match(rf"{re.escape(vocabulary.items_field)}(?:\[\*?\])?\.(\w+)\Z", token)
+    prefix = regexes.compile(rf"{re.escape(vocabulary.items_field)}(?:\[\*?\])?\.(\w+)\Z").match(token)
     if prefix is not None and prefix[1] in vocabulary.item:
         return prefix[1], "item"
     return None

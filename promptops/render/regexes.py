@@ -21,6 +21,8 @@ VERSION = f"{sys.version} sre {getattr(_sre, 'MAGIC', None)}"
 
 Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]  # _sre.compile's arguments
 _table: dict[tuple[str, int], Entry] = {}
+_built: dict[tuple[str, int], re.Pattern[str]] = {}  # this process's patterns, as re's own cache keeps them
+_LIMIT = 1000  # entries learned at most: patterns made from a contract's values are learned too
 _learned: list[bool] = [False]  # whether _table gained entries since the last ``learned``
 
 
@@ -42,19 +44,24 @@ def learned() -> dict[tuple[str, int], Entry] | None:
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(pattern, flags)``, from the installed table when it holds the pattern."""
-    flags = int(flags)
-    entry = _table.get((pattern, flags))
+    key = (pattern, int(flags))
+    built = _built.get(key)
+    if built is not None:
+        return built
+    entry = _table.get(key)
     if entry is not None:
         try:
-            return cast("re.Pattern[str]", _sre.compile(pattern, *entry))
+            built = _built[key] = cast("re.Pattern[str]", _sre.compile(pattern, *entry))
+            return built
         except Exception:  # a damaged entry (``_sre`` checks the code it is given): compile afresh
-            del _table[(pattern, flags)]
-    compiled = re.compile(pattern, flags)
+            del _table[key]
+    compiled = _built[key] = re.compile(*key)
     try:
-        entry = _entry(pattern, flags)
-        if _sre.compile(pattern, *entry) == compiled:
-            _table[(pattern, flags)] = entry
-            _learned[0] = True
+        if len(_table) < _LIMIT:
+            entry = _entry(*key)
+            if _sre.compile(pattern, *entry) == compiled:
+                _table[key] = entry
+                _learned[0] = True
     except Exception:  # another Python's ``re`` internals: nothing to learn, the pattern is compiled anyway
         pass
     return compiled

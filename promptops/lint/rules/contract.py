@@ -12,6 +12,7 @@ from promptops.core.findings import FILE_START, Finding, Span
 from promptops.core.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
 from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
+from promptops.render import regexes
 from promptops.render.renderer import PIN_NAMES, PinDeclaration, pin_declarations
 from promptops.render.snapshots import snapshot_difference
 
@@ -25,7 +26,7 @@ def _literal_span(subject: Subject, pin: PinDeclaration) -> Span:
 
 def _token(literal: str) -> re.Pattern[str]:
     """The literal as a whole version token: "1.0" must not count as found inside "1.0.0" or "11.0"."""
-    return re.compile(rf"(?<![\w.]){re.escape(literal)}(?!\.?\d)(?!\w)")
+    return regexes.compile(rf"(?<![\w.]){re.escape(literal)}(?!\.?\d)(?!\w)")
 
 
 class PinnedVersions(Rule):

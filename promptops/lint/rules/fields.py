@@ -290,7 +290,7 @@ def _unstated(rule: FieldRule, statements: list[reading.FieldStatement], prompt:
 
 
 def _states_number(text: str, value: float) -> bool:
-    return re.search(rf"(?<![\d.]){re.escape(_number(value))}(?![\d]|\.\d)", text) is not None
+    return regexes.compile(rf"(?<![\d.]){re.escape(_number(value))}(?![\d]|\.\d)").search(text) is not None
 
 
 def _number(value: float) -> str:
