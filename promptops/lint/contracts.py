@@ -7,7 +7,8 @@ contract, an added or removed schema file or a changed loader is a miss and is l
 ``promptops.lint.cache`` for where entries live). Only contracts that load and whose features' sections of
 contract.yaml read clean (``_sections``) are cached, and the feature modules that read them are part of the key:
 a contract that fails either way raises on every run, and a hit needs neither those modules nor a parse of
-contract.yaml.
+contract.yaml. Release locks (``lock``) are kept the same way, keyed by the bytes of releases.yaml: a hit
+spares the YAML composer and the lock's checks.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import yaml
 from promptops import core, defaults, merge, parsing
 from promptops.core import errors, strict_yaml
 from promptops.core.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
+from promptops.core.lock import ReleaseLock, load_lock, lock_path
 from promptops.lint import cache
 
 _FORMAT = "2"  # 2: an entry holds a contract whose sections read clean
@@ -40,6 +42,30 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
     loaded = _sections(load_contract(root, name, check_schemas=False))
     if _key(root, name) == key:  # not edited while it loaded
         cache.store(entry, loaded)
+    return loaded
+
+
+def lock(root: Path, name: str, cache_dir: str | None) -> ReleaseLock:
+    """``load_lock(root, name)``, from the cache when the lock file's bytes and the loader are unchanged (a
+    lock that fails to load raises on every run: only loaded locks are kept)."""
+    path = lock_path(root, name)
+    if cache_dir is None or not os.path.lexists(path):
+        return load_lock(root, name)
+    try:
+        raw = strict_yaml.read_bytes(path)
+    except strict_yaml.YamlProblem:
+        return load_lock(root, name)  # which names the problem
+    key = hashlib.sha256(raw).hexdigest()
+    entry = cache.entry(cache_dir, "lock", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, key)
+    cached = cache.load(entry)
+    if isinstance(cached, ReleaseLock) and cached.contract == name:
+        return cached
+    loaded = load_lock(root, name)
+    try:
+        if strict_yaml.read_bytes(path) == raw:  # not edited while it loaded
+            cache.store(entry, loaded)
+    except strict_yaml.YamlProblem:
+        pass
     return loaded
 
 

@@ -13,7 +13,6 @@ from jinja2.sandbox import SandboxedEnvironment
 from promptops.core.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
 from promptops.core.errors import PromptopsError
 from promptops.core.findings import Finding, Level, Span
-from promptops.core.lock import load_lock
 from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
@@ -84,7 +83,8 @@ def lint(
     config = config or LintConfig()
     given = context or LintContext()
     names = list_contracts(root)
-    locks = {name: load_lock(root, name) for name in names}
+    cache_dir = cache.directory(bytecode_cache)
+    locks = {name: contracts.lock(root, name, cache_dir) for name in names}
     locks = {name: lock for name, lock in locks.items() if lock.exists} | dict(given.locks)
     released: dict[str, dict[PromptVersion, SchemaVersion]] = {
         name: {r.version: r.schema_version for r in lock.releases} for name, lock in locks.items()
@@ -92,7 +92,6 @@ def lint(
     for name, versions in given.released.items():
         released[name] = {**released.get(name, {}), **versions}
     merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
-    cache_dir = cache.directory(bytecode_cache)
     # The rules' patterns, compiled once and kept with the other derived inputs (promptops.render.regexes).
     patterns = cache.entry(cache_dir, "regex", regexes.VERSION)
     regexes.install(cache.load(patterns))
