@@ -31,6 +31,7 @@ def empty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(regexes, "_table", {})
     monkeypatch.setattr(regexes, "_learned", [False])
     monkeypatch.setattr(regexes, "_built", {})
+    monkeypatch.setattr(regexes, "_keeping", [False])
 
 
 def _sources() -> set[tuple[str, int]]:
@@ -46,6 +47,8 @@ def _sources() -> set[tuple[str, int]]:
 def test_every_pattern_built_from_its_learned_code_equals_re_compile(monkeypatch: pytest.MonkeyPatch) -> None:
     sources = _sources()
     assert len(sources) >= 35
+    assert regexes.compile(r"kept by nobody \d") is not None and regexes.learned() is None  # not learned
+    regexes.install(None)  # no table yet: learn
     for pattern, flags in sources:
         assert regexes.compile(pattern, flags) == re.compile(pattern, flags)
     table = regexes.learned()
@@ -101,6 +104,7 @@ def test_lint_keeps_the_patterns_in_its_cache_and_a_warm_run_compiles_none(proje
 @pytest.mark.usefixtures("empty")
 def test_patterns_are_kept_per_process_and_learned_up_to_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(regexes, "_LIMIT", 2)
+    regexes.install({})
     first = regexes.compile(r"x\d+y")
     assert regexes.compile(r"x\d+y") is first  # built once a process, as re's own cache does
     for literal in ("1.0", "1.1", "2.0"):  # patterns made from a contract's values

@@ -94,7 +94,8 @@ def lint(
     merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
     # The rules' patterns, compiled once and kept with the other derived inputs (promptops.render.regexes).
     patterns = cache.entry(cache_dir, "regex", regexes.VERSION)
-    regexes.install(cache.load(patterns))
+    if patterns is not None:
+        regexes.install(cache.load(patterns))
     run = _Run(root, config, merged, names, environment_factory(bytecode_cache), cache_dir)
     whole = not paths
     targets = paths or [root / TEMPLATES_DIR]

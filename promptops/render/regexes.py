@@ -5,9 +5,9 @@ lint and render modules' 40-odd patterns were a fifth of lint's own start-up. Th
 integers that ``_sre.compile`` turns into the same pattern object (equal to ``re.compile``'s: patterns compare
 by text, flags and code) in a few thousand. So ``lazy`` patterns compile when first used, and a caller that
 keeps a table across runs (lint, in its cache: ``promptops.lint.cache``) ``install``s it first and stores what
-``learned`` returns after. The table is only read by the Python that wrote it (``VERSION`` keys its entry). A
-pattern is learned only when the code rebuilt from the table equals ``re.compile``'s; without a table, or when
-anything of this fails, a pattern is simply ``re.compile``d.
+``learned`` returns after. Without an installed table nothing is learned (learning costs a second compile). A
+pattern is learned only when the code rebuilt from it equals ``re.compile``'s, and a table is only read by the
+Python that wrote it (``VERSION`` keys its entry); when anything of this fails, the pattern is ``re.compile``d.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ _table: dict[tuple[str, int], Entry] = {}
 _built: dict[tuple[str, int], re.Pattern[str]] = {}  # this process's patterns, as re's own cache keeps them
 _LIMIT = 1000  # entries learned at most: patterns made from a contract's values are learned too
 _learned: list[bool] = [False]  # whether _table gained entries since the last ``learned``
+_keeping: list[bool] = [False]  # whether a caller keeps the table (``install``): else nothing is learned
 
 
 def install(table: object) -> None:
-    """Use the compiled code in ``table`` (what ``learned`` returned in an earlier run; anything else is
-    ignored)."""
+    """Use the compiled code in ``table`` (what ``learned`` returned in an earlier run; anything else, such as
+    None for no table yet, is ignored), and learn the code of the patterns compiled from now on."""
+    _keeping[0] = True
     if isinstance(table, dict):
         for key, entry in table.items():
             _table.setdefault(key, entry)
@@ -57,7 +59,7 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
             del _table[key]
     compiled = _built[key] = re.compile(*key)
     try:
-        if len(_table) < _LIMIT:
+        if _keeping[0] and len(_table) < _LIMIT:
             entry = _entry(*key)
             if _sre.compile(pattern, *entry) == compiled:
                 _table[key] = entry
