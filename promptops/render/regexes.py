@@ -12,12 +12,12 @@ Python that wrote it (``VERSION`` keys its entry); when anything of this fails, 
 
 from __future__ import annotations
 
+import _sre  # type: ignore[import-not-found]  # the C engine re builds its patterns with (no stub)
 import re
 import sys
 from typing import Any, cast
 
-_sre: Any = getattr(re._compiler, "_sre", None)  # type: ignore[attr-defined]  # the C engine that ``re`` builds its patterns with
-VERSION = f"{sys.version} sre {getattr(_sre, 'MAGIC', None)}"
+VERSION = f"{sys.version} sre {_sre.MAGIC}"
 
 Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]  # _sre.compile's arguments
 _table: dict[tuple[str, int], Entry] = {}
