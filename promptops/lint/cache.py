@@ -5,7 +5,7 @@ edited input is never served stale: it simply has no entry yet. Entries live in 
 directory (Jinja creates it per user, mode 0700), so no other user can plant one; without a file-system
 bytecode cache (``PROMPTOPS_NO_TEMPLATE_CACHE=1``) nothing is cached. A missing, unreadable or damaged entry
 is a miss, never an error. Only inputs are cached (parsed templates, the parsed configuration, contracts,
-release locks, the compiled code of the rules' patterns), never findings: every run still checks every
+release locks), never findings: every run still checks every
 template.
 """
 

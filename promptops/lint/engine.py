@@ -21,7 +21,6 @@ from promptops.lint.rules import RULES, RULES_BY_CODE, UNSUPPRESSIBLE, UnusedSup
 from promptops.lint.rules.project import NoHeadTemplate
 from promptops.lint.rules.release import ReleasedArtifactModified
 from promptops.lint.subject import Kind, Subject, classify, environment_factory, prepare
-from promptops.render import regexes
 from promptops.render.renderer import TEMPLATE_SUFFIXES, TEMPLATES_DIR, head_stem, new_environment
 from promptops.render.sandbox import MAX_TEMPLATE_BYTES
 
@@ -92,10 +91,6 @@ def lint(
     for name, versions in given.released.items():
         released[name] = {**released.get(name, {}), **versions}
     merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
-    # The rules' patterns, compiled once and kept with the other derived inputs (promptops.render.regexes).
-    patterns = cache.entry(cache_dir, "regex", regexes.VERSION)
-    if patterns is not None:
-        regexes.install(cache.load(patterns))
     run = _Run(root, config, merged, names, environment_factory(bytecode_cache), cache_dir)
     whole = not paths
     targets = paths or [root / TEMPLATES_DIR]
@@ -118,9 +113,6 @@ def lint(
     locked = _check_locks(run, scope)
     rels += sorted({f.file for f in locked} - set(rels))  # the artifacts checked against a lock count as linted
     findings += locked
-    learned = regexes.learned()
-    if learned is not None:
-        cache.store(patterns, learned)
     return LintReport(tuple(rels), tuple(sorted(set(findings), key=Finding.sort_key)), suppressed)
 
 
