@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import copy
 import importlib
+import random
 import re
 import subprocess
 import sys
 
-from promptops.render import regexes
+from promptops.render import reading, regexes
 from tests.conftest import REPO
 
 MODULES = (
@@ -59,3 +60,16 @@ def test_patterns_are_built_once_a_process() -> None:
     assert regexes.compile(r"x\d+y", re.IGNORECASE) is first
     assert regexes.compile(r"x\d+y") is not first and regexes.compile(r"x\d+y").flags & re.IGNORECASE == 0
     assert first.search("aX12Yb") is not None
+
+
+def test_contains_token_finds_what_its_pattern_finds() -> None:
+    # str methods in place of a pattern per token: the same answer on texts full of near misses
+    alphabet = ["1", "0", ".", "1.0", "_", "a", "v", " ", "\u0661", "\u00b2", "-", "e+"]
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(3000)]
+    for token in ("1", "0", "1.0", "1.0.0", "10", "-1", "1e+20"):
+        number = re.compile(rf"(?<![\d.]){re.escape(token)}(?![\d]|\.\d)")
+        word = re.compile(rf"(?<![\w.]){re.escape(token)}(?!\.?\d)(?!\w)")
+        for text in texts:
+            assert reading.contains_token(text, token, words=False) == (number.search(text) is not None), (token, text)
+            assert reading.contains_token(text, token, words=True) == (word.search(text) is not None), (token, text)

@@ -64,7 +64,6 @@ _CELL = regexes.lazy(r"[^|]+")
 _BARE_NAME = regexes.lazy(r"([\w.\[\]*]+)[ \t]*(?::|\(|\u2014|\u2013| - )")
 _FIRST_STOP = regexes.lazy(r"[.!?](?:\s|\Z)")
 _PARENTHESES = regexes.lazy(r"[ \t*]*\(([^()\n]*)\)")
-_CELL_OR_COLON = regexes.lazy(r"[|:]")
 _VALUE_SEPARATOR = regexes.lazy(r",|/|\bor\b")
 _VALUE = regexes.lazy(r"[\w.\-]+")
 _FIRST_WORD_END = regexes.lazy(r"[\s:;,.(]")
@@ -269,7 +268,7 @@ def _runs(text: str, vocabulary: Vocabulary, allowed: tuple[str, ...], bare: boo
             runs.append([value])
         previous_end = end
     if bare:
-        for cell in _CELL_OR_COLON.split(text):
+        for cell in text.replace("|", ":").split(":"):  # the cells, and the parts around colons
             words = [w.strip(" .`\"'*") for w in _VALUE_SEPARATOR.split(cell)]
             if len(words) >= 2 and all(_VALUE.fullmatch(w) for w in words if w):
                 runs.append([w for w in words if w])
@@ -435,3 +434,24 @@ def _offset_in(block: list[tuple[int, str]], position: int) -> int:
             return offset + (len(line) - len(line.lstrip())) + (position - consumed)
         consumed += len(stripped) + 1
     return block[-1][0]
+
+
+def contains_token(text: str, token: str, *, words: bool) -> bool:
+    """Whether ``token`` occurs in ``text`` on its own: not inside a longer number ("1" in "10", "0.1" or
+    "1.5") or, with ``words``, a longer word or version ("1.0" in "1.0.0", "v1.0" or "11.0"). With str
+    methods, what ``(?<![\\d.])TOKEN(?![\\d]|\\.\\d)`` (``words``: ``(?<![\\w.])TOKEN(?!\\.?\\d)(?!\\w)``) finds,
+    without compiling a pattern per token (``\\d`` is ``str.isdecimal``, ``\\w`` ``str.isalnum`` or ``_``)."""
+
+    def inside(char: str) -> bool:
+        return (char.isalnum() or char == "_") if words else char.isdecimal()
+
+    start = text.find(token)
+    while start >= 0:
+        end = start + len(token)
+        before, after = text[start - 1 : start], text[end : end + 1]
+        if not (
+            before == "." or inside(before) or inside(after) or (after == "." and text[end + 1 : end + 2].isdecimal())
+        ):
+            return True
+        start = text.find(token, start + 1)
+    return False

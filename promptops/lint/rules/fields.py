@@ -9,7 +9,6 @@ table where its level's other fields are stated (its group), else at the prompt'
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from promptops.core.findings import Finding, Level, Span
@@ -290,7 +289,7 @@ def _unstated(rule: FieldRule, statements: list[reading.FieldStatement], prompt:
 
 
 def _states_number(text: str, value: float) -> bool:
-    return regexes.compile(rf"(?<![\d.]){re.escape(_number(value))}(?![\d]|\.\d)").search(text) is not None
+    return reading.contains_token(text, _number(value), words=False)
 
 
 def _number(value: float) -> str:

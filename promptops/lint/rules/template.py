@@ -114,6 +114,8 @@ def _as_bytes(text: str) -> bytes | None:
 
 def damage(text: str) -> Iterator[tuple[int, str, str]]:
     """(offset, damaged text, problem) for each mojibake sequence, U+FFFD or stray C1 control in ``text``."""
+    if text.isascii():  # every character both patterns look for is non-ASCII
+        return
     inside: set[int] = set()
     for match in _MOJIBAKE.finditer(text):
         lead = ord(match[0][0])
