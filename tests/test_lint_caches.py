@@ -170,3 +170,23 @@ def test_lock_cache_is_keyed_by_the_lock_bytes_and_holds_only_loaded_locks(
             contract_cache.lock(project, "review-result", cache_dir)
     assert len(_entries(tmp_path, "lock")) == 2
     assert contract_cache.lock(project, "agent-output", cache_dir) == load_lock(project, "agent-output")  # no lock
+
+
+def test_a_warm_lint_never_imports_pyyaml(project: Path, tmp_path: Path) -> None:
+    # PyYAML's import is a large part of a short run: a warm run reads contracts and locks from the cache
+    lock_file = "versions/review-result/releases.yaml"
+    shutil.copy(REPO / lock_file, project / lock_file)
+    probe = (
+        "import sys; from pathlib import Path; from jinja2 import FileSystemBytecodeCache; import promptops.cli.lint; "
+        "from promptops.lint import lint; "
+        f"report = lint(Path({str(project)!r}), [], bytecode_cache=FileSystemBytecodeCache({str(tmp_path)!r})); "
+        "print(len(report.files), 'yaml' in sys.modules)"
+    )
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    cold = run()
+    assert cold.endswith(" True")  # a cold run parses contract.yaml and releases.yaml
+    assert run() == cold.replace("True", "False")

@@ -1,13 +1,13 @@
 """Contracts as lint reads them (``load_contract(..., check_schemas=False)``), kept across runs by content.
 
-A loaded contract depends only on its own files (contract.yaml and schemas/*.json) and on the code that
-compiles them. An entry's key is the exact bytes of the contract's files, the size and modification time of
-each loader module (what Python's own bytecode cache checks) and the Python and PyYAML versions, so an edited
-contract, an added or removed schema file or a changed loader is a miss and is loaded afresh (see
-``promptops.lint.cache`` for where entries live). Only contracts that load and whose features' sections of
-contract.yaml read clean (``_sections``) are cached, and the feature modules that read them are part of the key:
-a contract that fails either way raises on every run, and a hit needs neither those modules nor a parse of
-contract.yaml. Release locks (``lock``) are kept the same way, keyed by the bytes of releases.yaml: a hit
+A loaded contract depends only on its own files (contract.yaml and schemas/*.json) and on the code that compiles
+them. An entry's key is the exact bytes of the contract's files, the size and modification time of each loader
+module and of PyYAML's package file (what Python's own bytecode cache checks; PyYAML itself is not imported on a
+hit) and the Python version, so an edited contract, an added or removed schema file, a changed loader or PyYAML is a
+miss and is loaded afresh (see ``promptops.lint.cache`` for where entries live). Only contracts that load and whose
+features' sections of contract.yaml read clean (``_sections``) are cached, and the feature modules that read them
+are part of the key: a contract that fails either way raises on every run, and a hit needs neither those modules nor
+a parse of contract.yaml. Release locks (``lock``) are kept the same way, keyed by the bytes of releases.yaml: a hit
 spares the YAML composer and the lock's checks.
 """
 
@@ -17,9 +17,8 @@ import functools
 import hashlib
 import os
 import sys
+from importlib.machinery import PathFinder
 from pathlib import Path
-
-import yaml
 
 from promptops import core, defaults, merge, parsing
 from promptops.core import errors, strict_yaml
@@ -35,7 +34,7 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
     key = _key(root, name) if cache_dir is not None else None
     if key is None:
         return _sections(load_contract(root, name, check_schemas=False))
-    entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, *key)
+    entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, _loader_stamp(), name, *key)
     cached = cache.load(entry)
     if isinstance(cached, Contract) and cached.name == name:
         return cached  # stored only once its sections read clean, by the modules the key names
@@ -56,7 +55,7 @@ def lock(root: Path, name: str, cache_dir: str | None) -> ReleaseLock:
     except strict_yaml.YamlProblem:
         return load_lock(root, name)  # which names the problem
     key = hashlib.sha256(raw).hexdigest()
-    entry = cache.entry(cache_dir, "lock", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, key)
+    entry = cache.entry(cache_dir, "lock", _FORMAT, sys.version, _loader_stamp(), name, key)
     cached = cache.load(entry)
     if isinstance(cached, ReleaseLock) and cached.contract == name:
         return cached
@@ -108,7 +107,13 @@ def _ending(directory: Path, suffix: str) -> list[Path]:
     return [path for path in directory.iterdir() if path.name.endswith(suffix)]
 
 
+def _pyyaml() -> list[Path]:
+    """PyYAML's package file, found without importing PyYAML: an upgrade rewrites it."""
+    spec = PathFinder.find_spec("yaml")
+    return [Path(spec.origin)] if spec is not None and spec.origin else []
+
+
 @functools.cache
 def _loader_stamp() -> str:
-    stats = [os.stat(path) for path in loader_files()]
+    stats = [os.stat(path) for path in [*loader_files(), *_pyyaml()]]
     return " ".join(f"{stat.st_size}:{stat.st_mtime_ns}" for stat in stats)
