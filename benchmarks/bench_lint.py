@@ -5,7 +5,10 @@ Targets (issue "Prompt templates: strict sandboxed rendering, and a contract-awa
   ``python -c "import click, jinja2, yaml"`` (the baseline, measured in the same run, interleaved);
 - rendering the review-result prompt with 50 changed files takes under 2 ms.
 
-Run from the repository root: ``.venv/bin/python benchmarks/bench_lint.py [--runs N]``. The figures are
+Run from the repository root: ``.venv/bin/python benchmarks/bench_lint.py [--runs N] [--before TREE]``.
+``--before TREE`` also times ``python -m promptops lint`` in another checkout (say a worktree of the previous
+release, ``git worktree add --detach TREE v0.x``) on its own tree, in the same interleaved rounds, with this
+tree's lint run the same way, and prints the median of the paired after / before ratios. The figures are
 printed, never asserted: timing belongs in a benchmark, not in a test. Both processes run with Python's
 bytecode cache enabled, as an installed package (pip compiles it) or a pre-commit hook environment would;
 a warm-up run of each writes the caches first.
@@ -40,27 +43,38 @@ def _lint_command() -> list[str]:
     return [sys.executable, "-c", "from promptops.cli import main; main()", "lint"]
 
 
-def _time(command: list[str], **env: str) -> float:
+def _time(command: list[str], cwd: Path = ROOT, **env: str) -> float:
     start = time.perf_counter()
-    completed = subprocess.run(command, cwd=ROOT, env=_env(**env), capture_output=True, check=False)
+    completed = subprocess.run(command, cwd=cwd, env=_env(**env), capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     if completed.returncode != 0:
         sys.exit(f"{' '.join(command)} exited {completed.returncode}: {completed.stderr.decode()[-500:]}")
     return elapsed
 
 
-def bench_process(runs: int) -> None:
+def _tree_lint(tree: Path) -> float:
+    """``python -m promptops lint`` with ``tree``'s promptops, on ``tree``."""
+    return _time([sys.executable, "-m", "promptops", "lint"], cwd=tree, PYTHONPATH=str(tree))
+
+
+def bench_process(runs: int, before: Path | None = None) -> None:
     baseline = [sys.executable, "-c", "import click, jinja2, yaml"]
     lint = _lint_command()
     for command in (baseline, lint):  # warm-up: bytecode caches, OS file cache
         _time(command)
+    trees = (ROOT, before) if before is not None else ()
+    for tree in trees:
+        _tree_lint(tree)
     base_times: list[float] = []
     lint_times: list[float] = []
     cold_times: list[float] = []
-    for _ in range(runs):  # interleaved, so machine load hits all alike
+    tree_times: dict[Path, list[float]] = {tree: [] for tree in trees}
+    for round_ in range(runs):  # interleaved, so machine load hits all alike
         base_times.append(_time(baseline))
         lint_times.append(_time(lint))
         cold_times.append(_time(lint, PROMPTOPS_NO_TEMPLATE_CACHE="1"))
+        for tree in trees if round_ % 2 else trees[::-1]:  # which tree goes first alternates
+            tree_times[tree].append(_tree_lint(tree))
     b_min, b_med = min(base_times), statistics.median(base_times)
     print(f"whole process, {runs} interleaved runs each (min / median)")
     label = "python -c 'import click, jinja2, yaml'"
@@ -74,6 +88,16 @@ def bench_process(runs: int) -> None:
         print(
             f"  lint      {label:<44}{low * 1000:7.1f} / {mid * 1000:7.1f} ms   "
             f"ratio {low / b_min:.2f} / {mid / b_med:.2f}, median of the pairs {paired:.2f}  (target <= 1.5)"
+        )
+    if before is not None:
+        after_times, before_times = tree_times[ROOT], tree_times[before]
+        paired = statistics.median(a / b for a, b in zip(after_times, before_times, strict=True))
+        after_ratio = statistics.median(a / z for a, z in zip(after_times, base_times, strict=True))
+        before_ratio = statistics.median(b / z for b, z in zip(before_times, base_times, strict=True))
+        print(
+            f"  python -m promptops lint, this tree / {before}: medians {statistics.median(after_times) * 1000:.1f}"
+            f" / {statistics.median(before_times) * 1000:.1f} ms, median of the pairs {paired:.3f}; against the"
+            f" baseline (medians of the pairs) {after_ratio:.2f} / {before_ratio:.2f}"
         )
     probe = (
         "import sys; from promptops.cli import run; run(['lint']); "
@@ -116,8 +140,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=15, help="whole-process runs of each command")
     parser.add_argument("--loops", type=int, default=500, help="renders for the render benchmark")
+    parser.add_argument("--before", type=Path, help="another checkout whose lint to time in the same rounds")
     args = parser.parse_args()
-    bench_process(args.runs)
+    bench_process(args.runs, args.before.resolve() if args.before else None)
     bench_render(args.loops)
 
 

@@ -4,6 +4,7 @@ a miss, findings never cached. The parsed-template cache is covered in test_lint
 from __future__ import annotations
 
 import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from jinja2 import FileSystemBytecodeCache
 
 from promptops.core.contract import load_contract
 from promptops.core.errors import ContractError
+from promptops.core.lock import LockError, load_lock
 from promptops.lint import RULES_BY_CODE, LintConfig, LintConfigError, lint, parse_config
 from promptops.lint import contracts as contract_cache
 from promptops.lint.rules import UNSUPPRESSIBLE
@@ -140,3 +142,51 @@ def test_contract_cache_hit_neither_parses_contract_yaml_nor_imports_the_feature
     assert run() == f"review-result {readers}"  # a miss: loaded and its sections read
     assert len(_entries(tmp_path, "contract")) == 1
     assert run() == "review-result []"  # a hit
+
+
+def test_lock_cache_is_keyed_by_the_lock_bytes_and_holds_only_loaded_locks(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lock_file = "versions/review-result/releases.yaml"
+    shutil.copy(REPO / lock_file, project / lock_file)
+    cache_dir = str(tmp_path)
+    fresh = load_lock(project, "review-result")
+    assert fresh.exists and contract_cache.lock(project, "review-result", cache_dir) == fresh
+    assert len(_entries(tmp_path, "lock")) == 1
+    with monkeypatch.context() as patch:
+        patch.setattr(contract_cache, "load_lock", None)  # a hit never parses the lock: calling this would fail
+        assert contract_cache.lock(project, "review-result", cache_dir) == fresh
+    for damage in (b"not a pickle", pickle.dumps("not a lock")):
+        for entry in _entries(tmp_path, "lock"):
+            entry.write_bytes(damage)
+        assert contract_cache.lock(project, "review-result", cache_dir) == fresh  # parsed again, never an error
+    _edit(project, lock_file, "note: ReviewResult schema 1.0", "note: The ReviewResult schema 1.0")
+    edited = contract_cache.lock(project, "review-result", cache_dir)
+    assert edited.releases[0].note.startswith("The ") and edited == load_lock(project, "review-result")
+    assert len(_entries(tmp_path, "lock")) == 2
+    _edit(project, lock_file, "lock_version: 1", "lock_version: 2")
+    for _ in range(2):  # a lock that fails to load fails every run
+        with pytest.raises(LockError, match="lock_version"):
+            contract_cache.lock(project, "review-result", cache_dir)
+    assert len(_entries(tmp_path, "lock")) == 2
+    assert contract_cache.lock(project, "agent-output", cache_dir) == load_lock(project, "agent-output")  # no lock
+
+
+def test_a_warm_lint_never_imports_pyyaml(project: Path, tmp_path: Path) -> None:
+    # PyYAML's import is a large part of a short run: a warm run reads contracts and locks from the cache
+    lock_file = "versions/review-result/releases.yaml"
+    shutil.copy(REPO / lock_file, project / lock_file)
+    probe = (
+        "import sys; from pathlib import Path; from jinja2 import FileSystemBytecodeCache; import promptops.cli.lint; "
+        "from promptops.lint import lint; "
+        f"report = lint(Path({str(project)!r}), [], bytecode_cache=FileSystemBytecodeCache({str(tmp_path)!r})); "
+        "print(len(report.files), 'yaml' in sys.modules)"
+    )
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    cold = run()
+    assert cold.endswith(" True")  # a cold run parses contract.yaml and releases.yaml
+    assert run() == cold.replace("True", "False")

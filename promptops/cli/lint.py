@@ -12,7 +12,6 @@ from promptops import __version__
 from promptops.cli.project import Project, jinja_bytecode_cache, pass_project
 from promptops.core import strict_yaml
 from promptops.core.errors import PromptopsError
-from promptops.core.files import write_output
 from promptops.core.outcomes import ExitCode, exit_code, verdict_of
 from promptops.lint import RULES, RULES_BY_CODE, LintReport, cache, lint, parse_config
 from promptops.lint.formatters import FORMATS, render_report
@@ -109,6 +108,8 @@ def lint_command(
 
         text = json.dumps({**json.loads(text), "sources": file_sources(project.root, report.files)}, indent=2) + "\n"
     if output is not None:
+        from promptops.core.files import write_output  # only for --output: standard output needs none of it
+
         write_output(output, text.encode("utf-8"))
     else:
         click.echo(text, nl=False)

@@ -32,7 +32,6 @@ from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
 import msgspec
-import yaml
 
 from promptops.core import specs, strict_yaml
 from promptops.core.contract import VERSIONS_DIR
@@ -215,6 +214,8 @@ def parse_lock(text: str, contract: str, source: str) -> ReleaseLock:
 
 def dump_lock(lock: ReleaseLock) -> str:
     """The lock as YAML text, deterministic (entries oldest first, keys in a fixed order)."""
+    import yaml  # only writing a lock needs PyYAML's dumper
+
     entries = [release.entry() for release in lock.releases]
     body = {"contract": lock.contract, "lock_version": LOCK_VERSION, "releases": entries}
     text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)

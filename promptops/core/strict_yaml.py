@@ -8,17 +8,17 @@ caller turns into its own one-line error naming the file.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 MAX_BYTES = 4 * 1024 * 1024  # far above any real contract or lock; stops /dev/zero and runaway files
-
-_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class YamlProblem(Exception):
@@ -30,40 +30,47 @@ class YamlProblem(Exception):
         super().__init__(f"line {line}: {message}" if line is not None else message)
 
 
-class StrictLoader(_Base):  # type: ignore[misc]
-    """PyYAML's safe loader (C scanner when built) refusing a mapping key given twice."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, Hashable):
-                if key in seen:
-                    problem = f"duplicate key {key!r} (first on line {seen[key]})"
-                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
-                seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        # Valid YAML whose value Python refuses (an integer of 5,000 digits): caught here, where the node's
-        # line is known; the innermost node raises first, and YamlProblem passes through the outer ones.
-        try:
-            return super().construct_object(node, deep=deep)
-        except (ValueError, OverflowError) as exc:
-            raise YamlProblem(f"a value cannot be read: {_first_line(exc)}", node.start_mark.line + 1) from None
-
-
 def _first_line(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text if len(text) <= 120 else f"{text[:117]}..."
 
 
-def _timestamp_as_text(loader: StrictLoader, node: yaml.ScalarNode) -> str:
-    # Dates stay the text written: the readers check them (an impossible one is then named by its key).
-    return str(loader.construct_scalar(node))
+@functools.cache
+def _strict_loader() -> Any:
+    """The loader class, built (and PyYAML imported) on the first parse: reading a file needs neither."""
+    import yaml
 
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+    class StrictLoader(base):  # type: ignore[misc]
+        """PyYAML's safe loader (C scanner when built) refusing a mapping key given twice."""
+
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, Hashable):
+                    if key in seen:
+                        problem = f"duplicate key {key!r} (first on line {seen[key]})"
+                        raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+                    seen[key] = key_node.start_mark.line + 1
+            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            # Valid YAML whose value Python refuses (an integer of 5,000 digits): caught here, where the node's
+            # line is known; the innermost node raises first, and YamlProblem passes through the outer ones.
+            try:
+                return super().construct_object(node, deep=deep)
+            except (ValueError, OverflowError) as exc:
+                raise YamlProblem(f"a value cannot be read: {_first_line(exc)}", node.start_mark.line + 1) from None
+
+    def _timestamp_as_text(loader: StrictLoader, node: yaml.ScalarNode) -> str:
+        # Dates stay the text written: the readers check them (an impossible one is then named by its key).
+        return str(loader.construct_scalar(node))
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+
+    return StrictLoader
 
 
 def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
@@ -112,7 +119,9 @@ def parse(text: str) -> Any:
 
 def compose(text: str) -> tuple[Any, yaml.Node | None]:
     """``parse``, and the composed node tree whose marks give each key's line."""
-    loader = StrictLoader(text)
+    import yaml
+
+    loader = _strict_loader()(text)
     try:
         node = loader.get_single_node()
         return (loader.construct_document(node) if node is not None else None), node

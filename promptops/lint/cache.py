@@ -4,8 +4,9 @@ An entry's file name is a hash of its kind and of everything it was derived from
 edited input is never served stale: it simply has no entry yet. Entries live in the bytecode cache's own
 directory (Jinja creates it per user, mode 0700), so no other user can plant one; without a file-system
 bytecode cache (``PROMPTOPS_NO_TEMPLATE_CACHE=1``) nothing is cached. A missing, unreadable or damaged entry
-is a miss, never an error. Only inputs are cached (parsed templates, the parsed configuration), never
-findings: every run still checks every template.
+is a miss, never an error. Only inputs are cached (parsed templates, the parsed configuration, contracts,
+release locks), never findings: every run still checks every
+template.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Contracts as lint reads them (``load_contract(..., check_schemas=False)``), kept across runs by content.
 
-A loaded contract depends only on its own files (contract.yaml and schemas/*.json) and on the code that
-compiles them. An entry's key is the exact bytes of the contract's files, the size and modification time of
-each loader module (what Python's own bytecode cache checks) and the Python and PyYAML versions, so an edited
-contract, an added or removed schema file or a changed loader is a miss and is loaded afresh (see
-``promptops.lint.cache`` for where entries live). Only contracts that load and whose features' sections of
-contract.yaml read clean (``_sections``) are cached, and the feature modules that read them are part of the key:
-a contract that fails either way raises on every run, and a hit needs neither those modules nor a parse of
-contract.yaml.
+A loaded contract depends only on its own files (contract.yaml and schemas/*.json) and on the code that compiles
+them. An entry's key is the exact bytes of the contract's files, the size and modification time of each loader
+module and of PyYAML's package file (what Python's own bytecode cache checks; PyYAML itself is not imported on a
+hit) and the Python version, so an edited contract, an added or removed schema file, a changed loader or PyYAML is a
+miss and is loaded afresh (see ``promptops.lint.cache`` for where entries live). Only contracts that load and whose
+features' sections of contract.yaml read clean (``_sections``) are cached, and the feature modules that read them
+are part of the key: a contract that fails either way raises on every run, and a hit needs neither those modules nor
+a parse of contract.yaml. Release locks (``lock``) are kept the same way, keyed by the bytes of releases.yaml: a hit
+spares the YAML composer and the lock's checks.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ import functools
 import hashlib
 import os
 import sys
+from importlib.machinery import PathFinder
 from pathlib import Path
-
-import yaml
 
 from promptops import core, defaults, merge, parsing
 from promptops.core import errors, strict_yaml
 from promptops.core.contract import CONTRACT_FILE, Contract, load_contract, locate_contract
+from promptops.core.lock import ReleaseLock, load_lock, lock_path
 from promptops.lint import cache
 
 _FORMAT = "2"  # 2: an entry holds a contract whose sections read clean
@@ -33,13 +34,37 @@ def load(root: Path, name: str, cache_dir: str | None) -> Contract:
     key = _key(root, name) if cache_dir is not None else None
     if key is None:
         return _sections(load_contract(root, name, check_schemas=False))
-    entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, yaml.__version__, _loader_stamp(), name, *key)
+    entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, _loader_stamp(), name, *key)
     cached = cache.load(entry)
     if isinstance(cached, Contract) and cached.name == name:
         return cached  # stored only once its sections read clean, by the modules the key names
     loaded = _sections(load_contract(root, name, check_schemas=False))
     if _key(root, name) == key:  # not edited while it loaded
         cache.store(entry, loaded)
+    return loaded
+
+
+def lock(root: Path, name: str, cache_dir: str | None) -> ReleaseLock:
+    """``load_lock(root, name)``, from the cache when the lock file's bytes and the loader are unchanged (a
+    lock that fails to load raises on every run: only loaded locks are kept)."""
+    path = lock_path(root, name)
+    if cache_dir is None or not os.path.lexists(path):
+        return load_lock(root, name)
+    try:
+        raw = strict_yaml.read_bytes(path)
+    except strict_yaml.YamlProblem:
+        return load_lock(root, name)  # which names the problem
+    key = hashlib.sha256(raw).hexdigest()
+    entry = cache.entry(cache_dir, "lock", _FORMAT, sys.version, _loader_stamp(), name, key)
+    cached = cache.load(entry)
+    if isinstance(cached, ReleaseLock) and cached.contract == name:
+        return cached
+    loaded = load_lock(root, name)
+    try:
+        if strict_yaml.read_bytes(path) == raw:  # not edited while it loaded
+            cache.store(entry, loaded)
+    except strict_yaml.YamlProblem:
+        pass
     return loaded
 
 
@@ -61,7 +86,7 @@ def _key(root: Path, name: str) -> list[str] | None:
     except errors.ContractError:
         return None
     schemas = directory / "schemas"
-    files = [directory / CONTRACT_FILE, *(sorted(schemas.glob("*.json")) if schemas.is_dir() else [])]
+    files = [directory / CONTRACT_FILE, *(sorted(_ending(schemas, ".json")) if schemas.is_dir() else [])]
     try:
         return [f"{path.name}:{hashlib.sha256(strict_yaml.read_bytes(path)).hexdigest()}" for path in files]
     except strict_yaml.YamlProblem:
@@ -74,10 +99,21 @@ def loader_files() -> list[Path]:
     features = [Path(merge.__file__ or ""), Path(merge.__file__ or "").parent / "report_filter.py"]
     features += [Path(parsing.__file__ or "")]
     features += [Path(parsing.__file__ or "").parent / f"{name}.py" for name in ("semantics", "tiers")]
-    return [*sorted(Path(core.__file__ or "").parent.glob("*.py")), Path(defaults.__file__ or ""), *features]
+    return [*sorted(_ending(Path(core.__file__ or "").parent, ".py")), Path(defaults.__file__ or ""), *features]
+
+
+def _ending(directory: Path, suffix: str) -> list[Path]:
+    """``directory.glob("*" + suffix)`` without compiling a pattern for it."""
+    return [path for path in directory.iterdir() if path.name.endswith(suffix)]
+
+
+def _pyyaml() -> list[Path]:
+    """PyYAML's package file, found without importing PyYAML: an upgrade rewrites it."""
+    spec = PathFinder.find_spec("yaml")
+    return [Path(spec.origin)] if spec is not None and spec.origin else []
 
 
 @functools.cache
 def _loader_stamp() -> str:
-    stats = [os.stat(path) for path in loader_files()]
+    stats = [os.stat(path) for path in [*loader_files(), *_pyyaml()]]
     return " ".join(f"{stat.st_size}:{stat.st_mtime_ns}" for stat in stats)

@@ -13,7 +13,6 @@ from jinja2.sandbox import SandboxedEnvironment
 from promptops.core.contract import CONTRACT_FILE, VERSIONS_DIR, Contract, list_contracts
 from promptops.core.errors import PromptopsError
 from promptops.core.findings import Finding, Level, Span
-from promptops.core.lock import load_lock
 from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import cache, contracts, suppressions
 from promptops.lint.config import LintConfig
@@ -83,7 +82,8 @@ def lint(
     config = config or LintConfig()
     given = context or LintContext()
     names = list_contracts(root)
-    locks = {name: load_lock(root, name) for name in names}
+    cache_dir = cache.directory(bytecode_cache)
+    locks = {name: contracts.lock(root, name, cache_dir) for name in names}
     locks = {name: lock for name, lock in locks.items() if lock.exists} | dict(given.locks)
     released: dict[str, dict[PromptVersion, SchemaVersion]] = {
         name: {r.version: r.schema_version for r in lock.releases} for name, lock in locks.items()
@@ -91,7 +91,7 @@ def lint(
     for name, versions in given.released.items():
         released[name] = {**released.get(name, {}), **versions}
     merged = LintContext(released=released, variables={**config.render_context, **given.variables}, locks=locks)
-    run = _Run(root, config, merged, names, environment_factory(bytecode_cache), cache.directory(bytecode_cache))
+    run = _Run(root, config, merged, names, environment_factory(bytecode_cache), cache_dir)
     whole = not paths
     targets = paths or [root / TEMPLATES_DIR]
     if whole and names and not (root / TEMPLATES_DIR).is_dir():

@@ -41,6 +41,7 @@ from promptops.core.findings import Span
 from promptops.core.shape import OutputShape
 from promptops.core.versioning import PromptVersion, SchemaVersion
 from promptops.lint import trees
+from promptops.render import regexes
 from promptops.render.renderer import (
     PARTIALS_DIR,
     PROMPTS_DIR,
@@ -125,7 +126,7 @@ class Subject:
     def find_in_line(self, line: int, pattern: str, group: int = 0) -> Span:
         """The first match of ``pattern`` (or its ``group``) on source line ``line``, else the whole line."""
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        match = re.search(pattern, text)
+        match = regexes.compile(pattern).search(text)
         if match is None:
             return self.line_span(line)
         return Span(line, match.start(group) + 1, line, max(match.end(group), match.start(group) + 1) + 1)

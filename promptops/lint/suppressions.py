@@ -17,11 +17,13 @@ from typing import NamedTuple
 from jinja2 import Environment, TemplateSyntaxError
 
 from promptops.core.findings import Finding, Span
+from promptops.render import regexes
 
-_ANY = re.compile(r"\{#[-+]?\s*promptops\s*:")  # cheap pre-check: most files have no suppression at all
-_DIRECTIVE = re.compile(r"\s*promptops\s*:\s*(.*)", re.DOTALL)
-_KIND = re.compile(r"(noqa-file|noqa)\b(.*)", re.DOTALL)
-_CODE = re.compile(r"PO\d{3}")
+_ANY = regexes.lazy(r"\{#[-+]?\s*promptops\s*:")  # cheap pre-check: most files have no suppression at all
+_DIRECTIVE = regexes.lazy(r"\s*promptops\s*:\s*(.*)", re.DOTALL)
+_KIND = regexes.lazy(r"(noqa-file|noqa)\b(.*)", re.DOTALL)
+_CODE = regexes.lazy(r"PO\d{3}")
+_SEPARATOR = regexes.lazy(r"[\s,]+")
 
 
 class Suppression(NamedTuple):
@@ -51,7 +53,7 @@ def read(
     known_codes, never = set(known), set(unsuppressible)
     found: list[Suppression] = []
     problems: list[Problem] = []
-    if not _ANY.search(source):
+    if "promptops" not in source or not _ANY.search(source):  # the str test spares most files the pattern
         return found, problems
     for span, text, end_line in _comments(source, env):
         directive = _DIRECTIVE.match(text)
@@ -67,7 +69,7 @@ def read(
             )
             continue
         codes_text, separator, reason = kind[2].partition("--")
-        tokens = [t for t in re.split(r"[\s,]+", codes_text.strip()) if t]
+        tokens = [t for t in _SEPARATOR.split(codes_text.strip()) if t]
         reason = " ".join(reason.split())
         bad = [t for t in tokens if not _CODE.fullmatch(t) or t not in known_codes]
         if not tokens:

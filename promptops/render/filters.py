@@ -5,13 +5,13 @@ value must meet beyond them)."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jinja2 import Environment
 
 from promptops.core.shape import FieldRule
+from promptops.render import regexes
 
 
 def install(env: Environment) -> None:
@@ -78,7 +78,7 @@ _FORMAT_EXAMPLES = {
 
 def _inline_code(text: str) -> str:
     """``text`` as markdown inline code, delimited by a backtick run longer than any inside it."""
-    longest = max((len(m) for m in _BACKTICK_RUN.findall(text)), default=0)
+    longest = _longest_backtick_run(text)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -99,12 +99,18 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-_BACKTICK_RUN = re.compile(r"`+")
+_BACKTICK_RUN = regexes.lazy(r"`+")
+
+
+def _longest_backtick_run(text: str) -> int:
+    if "`" not in text:  # most values: no pattern to run
+        return 0
+    return max(len(m) for m in _BACKTICK_RUN.findall(text))
 
 
 def _fenced(value: str, info: str = "") -> str:
     """``value`` in a markdown code fence longer than any backtick run inside it, so data cannot close it."""
-    longest = max((len(m) for m in _BACKTICK_RUN.findall(value)), default=0)
+    longest = _longest_backtick_run(value)
     fence = "`" * max(3, longest + 1)
     body = value[:-1] if value.endswith("\n") else value
     return f"{fence}{info}\n{body}\n{fence}"

@@ -30,34 +30,43 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from promptops.render import regexes
+
 if TYPE_CHECKING:
     from promptops.core.shape import OutputShape
 
 Status = Literal["required", "optional"]
 Scope = Literal["top", "item"]
 
-_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)])[ \t]+")
-_HEADING = re.compile(r"[ \t]*#")
-_TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*\Z")
-_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|\*\*([^*\n]+)\*\*|'([^'\n\s]+)'")
-_WORD = re.compile(r"[\w][\w.\-\[\]*]*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+(?=\S)")
-_DELIMITER = re.compile(r"\A(?:[\s,;/|]|\bor\b|\band\b|:|\.(?=\s*\Z))*\Z", re.IGNORECASE)
+_ITEM = regexes.lazy(r"[ \t]*(?:[-*+•]|\d+[.)])[ \t]+")
+_HEADING = regexes.lazy(r"[ \t]*#")
+_TABLE_RULE = regexes.lazy(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*\Z")
+_QUOTED = regexes.lazy(r"`([^`\n]+)`|\"([^\"\n]+)\"|\*\*([^*\n]+)\*\*|'([^'\n\s]+)'")
+_WORD = regexes.lazy(r"[\w][\w.\-\[\]*]*")
+_SENTENCE_END = regexes.lazy(r"(?<=[.!?])[ \t]+(?=\S)")
+_DELIMITER = regexes.lazy(r"\A(?:[\s,;/|]|\bor\b|\band\b|:|\.(?=\s*\Z))*\Z", re.IGNORECASE)
 
-_STRONG_REQUIRED = re.compile(r"\b(required|mandatory|not optional)\b", re.IGNORECASE)
-_STRONG_OPTIONAL = re.compile(
+_STRONG_REQUIRED = regexes.lazy(r"\b(required|mandatory|not optional)\b", re.IGNORECASE)
+_STRONG_OPTIONAL = regexes.lazy(
     r"\b(optional|(?:not|never|isn't|is not) (?:required|mandatory)|not always (?:required|present))\b",
     re.IGNORECASE,
 )
-_WEAK_REQUIRED = re.compile(r"\b(always|must(?! not)|every (?:one|time)|never (?:omit|leave out))\b", re.IGNORECASE)
-_WEAK_OPTIONAL = re.compile(
+_WEAK_REQUIRED = regexes.lazy(r"\b(always|must(?! not)|every (?:one|time)|never (?:omit|leave out))\b", re.IGNORECASE)
+_WEAK_OPTIONAL = regexes.lazy(
     r"\b(may|can be (?:omitted|left out)|omit(?:ted)?|leave (?:it )?out|"
     r"(?:if|when|only when|where) (?:known|any|applicable|available|relevant|present|you have|there is))\b",
     re.IGNORECASE,
 )
-_STATUS_HEADER = re.compile(
+_STATUS_HEADER = regexes.lazy(
     r"\b(required|mandatory|optional|status|presen(?:t|ce)|needed|must|always|req\.?)(?!\w)", re.IGNORECASE
 )
+_CELL = regexes.lazy(r"[^|]+")
+_BARE_NAME = regexes.lazy(r"([\w.\[\]*]+)[ \t]*(?::|\(|\u2014|\u2013| - )")
+_FIRST_STOP = regexes.lazy(r"[.!?](?:\s|\Z)")
+_PARENTHESES = regexes.lazy(r"[ \t*]*\(([^()\n]*)\)")
+_VALUE_SEPARATOR = regexes.lazy(r",|/|\bor\b")
+_VALUE = regexes.lazy(r"[\w.\-]+")
+_FIRST_WORD_END = regexes.lazy(r"[\s:;,.(]")
 _YES = frozenset({"yes", "y", "true", "✓", "✔", "x", "required", "mandatory", "always", "must"})
 _NO = frozenset({"no", "n", "false", "-", "\u2014", "\u2013", "", "optional", "may", "never"})
 
@@ -193,7 +202,7 @@ def _field_name(token: str, vocabulary: Vocabulary) -> tuple[str, Scope | None] 
     """The field a token names, and the level a dotted form (``findings[].severity``) states."""
     if token in vocabulary.top or token in vocabulary.item:
         return token, None
-    prefix = re.match(rf"{re.escape(vocabulary.items_field)}(?:\[\*?\])?\.(\w+)\Z", token)
+    prefix = regexes.compile(rf"{re.escape(vocabulary.items_field)}(?:\[\*?\])?\.(\w+)\Z").match(token)
     if prefix is not None and prefix[1] in vocabulary.item:
         return prefix[1], "item"
     return None
@@ -204,7 +213,7 @@ def _subject(line: str, vocabulary: Vocabulary) -> tuple[str, Scope | None, int]
     body = _ITEM.sub("", line, count=1) if _ITEM.match(line) else line.lstrip()
     start = len(line) - len(body)
     if body.startswith("|"):
-        for cell_match in re.finditer(r"[^|]+", body):
+        for cell_match in _CELL.finditer(body):
             cell = cell_match.group()
             if not cell.strip():
                 continue
@@ -219,7 +228,7 @@ def _subject(line: str, vocabulary: Vocabulary) -> tuple[str, Scope | None, int]
         named = _field_name(token, vocabulary)
         if named is not None:
             return named[0], named[1], start + match.end()
-    bare = re.match(r"([\w.\[\]*]+)[ \t]*(?::|\(|\u2014|\u2013| - )", body)
+    bare = _BARE_NAME.match(body)
     if bare is not None:
         named = _field_name(bare[1], vocabulary)
         if named is not None:
@@ -230,7 +239,7 @@ def _subject(line: str, vocabulary: Vocabulary) -> tuple[str, Scope | None, int]
 def _head(line: str, at: int) -> str:
     """A statement's own claim: up to the end of its first sentence after the field's name, so a description
     that follows ("Required when the finding spans lines.") does not restate the field's status."""
-    end = re.search(r"[.!?](?:\s|\Z)", line[at:])
+    end = _FIRST_STOP.search(line[at:])
     return line if end is None else line[: at + end.start()]
 
 
@@ -238,7 +247,7 @@ def _rule(rest: str, table: bool) -> str | None:
     if table:
         cells = _cells(rest)  # ``rest`` starts at the bar after the name's cell
         return " ".join(cells[0].split()) if cells and cells[0] else None
-    match = re.match(r"[ \t*]*\(([^()\n]*)\)", rest)
+    match = _PARENTHESES.match(rest)
     return " ".join(match[1].split()) if match else None
 
 
@@ -259,9 +268,9 @@ def _runs(text: str, vocabulary: Vocabulary, allowed: tuple[str, ...], bare: boo
             runs.append([value])
         previous_end = end
     if bare:
-        for cell in re.split(r"[|:]", text):
-            words = [w.strip(" .`\"'*") for w in re.split(r",|/|\bor\b", cell)]
-            if len(words) >= 2 and all(re.fullmatch(r"[\w.\-]+", w) for w in words if w):
+        for cell in text.replace("|", ":").split(":"):  # the cells, and the parts around colons
+            words = [w.strip(" .`\"'*") for w in _VALUE_SEPARATOR.split(cell)]
+            if len(words) >= 2 and all(_VALUE.fullmatch(w) for w in words if w):
                 runs.append([w for w in words if w])
     best: tuple[str, ...] = ()
     best_inside = 0
@@ -283,7 +292,7 @@ def _table_status(header: list[str] | None, cells: list[str]) -> Status | None:
         if kind is None or index >= len(cells):
             continue
         cell = _plain(cells[index]).lower()
-        first = re.split(r"[\s:;,.(]", cell, maxsplit=1)[0]  # "yes: exactly ..." -> "yes"
+        first = _FIRST_WORD_END.split(cell, maxsplit=1)[0]  # "yes: exactly ..." -> "yes"
         inverted = kind[1].lower() == "optional"
         if first in _YES - {"required", "mandatory"}:
             return "optional" if inverted else "required"
@@ -425,3 +434,24 @@ def _offset_in(block: list[tuple[int, str]], position: int) -> int:
             return offset + (len(line) - len(line.lstrip())) + (position - consumed)
         consumed += len(stripped) + 1
     return block[-1][0]
+
+
+def contains_token(text: str, token: str, *, words: bool) -> bool:
+    """Whether ``token`` occurs in ``text`` on its own: not inside a longer number ("1" in "10", "0.1" or
+    "1.5") or, with ``words``, a longer word or version ("1.0" in "1.0.0", "v1.0" or "11.0"). With str
+    methods, what ``(?<![\\d.])TOKEN(?![\\d]|\\.\\d)`` (``words``: ``(?<![\\w.])TOKEN(?!\\.?\\d)(?!\\w)``) finds,
+    without compiling a pattern per token (``\\d`` is ``str.isdecimal``, ``\\w`` ``str.isalnum`` or ``_``)."""
+
+    def inside(char: str) -> bool:
+        return (char.isalnum() or char == "_") if words else char.isdecimal()
+
+    start = text.find(token)
+    while start >= 0:
+        end = start + len(token)
+        before, after = text[start - 1 : start], text[end : end + 1]
+        if not (
+            before == "." or inside(before) or inside(after) or (after == "." and text[end + 1 : end + 2].isdecimal())
+        ):
+            return True
+        start = text.find(token, start + 1)
+    return False

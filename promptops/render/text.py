@@ -20,6 +20,7 @@ from jinja2.sandbox import SandboxedFormatter
 from jinja2.utils import Namespace
 from markupsafe import EscapeFormatter, Markup
 
+from promptops.render import regexes
 from promptops.render.sandbox import MAX_INT_BITS, MAX_ITEMS, MAX_TEXT, Limits, RenderLimitError
 
 MAX_DEPTH = 256  # nesting of a value the template prints (Python's repr and json recurse)
@@ -121,7 +122,7 @@ def int_or_zero(value: Any) -> int:
 
 
 # printf-style conversions: %(key)flags width .precision length type
-_PERCENT = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.DOTALL)
+_PERCENT = regexes.lazy(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.)", re.DOTALL)
 
 
 def _number(digits: str) -> int:
@@ -156,7 +157,7 @@ def percent_size(template: str | bytes, args: Any) -> int:
 
 
 # str.format's spec: [[fill]align][sign][z][#][0][width][grouping][.precision][type]
-_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d*))?", re.DOTALL)
+_FORMAT_SPEC = regexes.lazy(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d*))?", re.DOTALL)
 
 
 class _BudgetedFormatter(SandboxedFormatter):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -12,6 +11,7 @@ from promptops.core.findings import FILE_START, Finding, Span
 from promptops.core.versioning import PromptVersion, SchemaVersion, prompt_accepted, schema_accepted
 from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject, snapshot_version
+from promptops.render.reading import contains_token
 from promptops.render.renderer import PIN_NAMES, PinDeclaration, pin_declarations
 from promptops.render.snapshots import snapshot_difference
 
@@ -21,11 +21,6 @@ _V = TypeVar("_V", PromptVersion, SchemaVersion)
 
 def _literal_span(subject: Subject, pin: PinDeclaration) -> Span:
     return subject.find_in_line(pin.line, rf"\b{pin.name}\s*=\s*(\"[^\"]*\"|'[^']*')", group=1)
-
-
-def _token(literal: str) -> re.Pattern[str]:
-    """The literal as a whole version token: "1.0" must not count as found inside "1.0.0" or "11.0"."""
-    return re.compile(rf"(?<![\w.]){re.escape(literal)}(?!\.?\d)(?!\w)")
 
 
 class PinnedVersions(Rule):
@@ -105,7 +100,7 @@ class PinnedVersions(Rule):
             for name, pin in pins.items():
                 if not _declared_in_output(subject, name):
                     continue
-                if pin.value and not _token(pin.value).search(subject.render.text):
+                if pin.value and not contains_token(subject.render.text, pin.value, words=True):
                     yield self.finding(
                         subject,
                         _literal_span(subject, pin),

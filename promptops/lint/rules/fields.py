@@ -9,14 +9,13 @@ table where its level's other fields are stated (its group), else at the prompt'
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from promptops.core.findings import Finding, Level, Span
 from promptops.core.shape import FieldRule, ObjectShape
 from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Kind, Subject
-from promptops.render import reading
+from promptops.render import reading, regexes
 
 _LABELS: dict[reading.Scope, str] = {"top": "top-level", "item": "finding"}
 
@@ -217,7 +216,7 @@ class EnumSets(Rule):
 
 
 # A word of a statement that may be an example value: "CWE-89" in "(e.g. CWE-89)", `G12` in backticks.
-_EXAMPLE = re.compile(r"[\w][\w\-.:/@#]*")
+_EXAMPLE = regexes.lazy(r"[\w][\w\-.:/@#]*")
 
 
 class UnstatedConstraints(Rule):
@@ -290,7 +289,7 @@ def _unstated(rule: FieldRule, statements: list[reading.FieldStatement], prompt:
 
 
 def _states_number(text: str, value: float) -> bool:
-    return re.search(rf"(?<![\d.]){re.escape(_number(value))}(?![\d]|\.\d)", text) is not None
+    return reading.contains_token(text, _number(value), words=False)
 
 
 def _number(value: float) -> str:

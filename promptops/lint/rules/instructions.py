@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from promptops.core.findings import FILE_START, Finding, Span
 from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import CONTRACT_KINDS, Subject
-from promptops.render import reading
+from promptops.render import reading, regexes
 from promptops.render.renderer import SAMPLE_CHANGED_FILES
 
 
@@ -32,8 +32,8 @@ def _first(subject: Subject, *patterns: re.Pattern[str]) -> reading.Sentence | N
     return None
 
 
-_CHANGED = re.compile(r"\bchanged[ _-]?files?\b", re.IGNORECASE)
-_ONLY = re.compile(r"\b(only|exclusively|solely)\b", re.IGNORECASE)
+_CHANGED = regexes.lazy(r"\bchanged[ _-]?files?\b", re.IGNORECASE)
+_ONLY = regexes.lazy(r"\b(only|exclusively|solely)\b", re.IGNORECASE)
 
 
 class ChangedFilesOnly(Rule):
@@ -80,17 +80,17 @@ class ChangedFilesOnly(Rule):
             )
 
 
-_OMIT = re.compile(
+_OMIT = regexes.lazy(
     r"\b(omit\w*|leave (?:it |them )?out|skip|drop|(?:do not|don't|never) (?:report|include))\b",
     re.IGNORECASE,
 )
-_DOUBT = re.compile(
+_DOUBT = regexes.lazy(
     r"\b(uncertain\w*|unsure|not (?:sure|certain|confident)|invalid|unverif\w*|"
     r"can(?:not|'t) (?:verify|confirm)|speculative|fabricat\w*|invent\w*|guess\w*|ma(?:k|d)e up)\b",
     re.IGNORECASE,
 )
 # What a reviewer reports, in the words templates use for it (a contract's items may be "vulnerabilities").
-_FINDING = re.compile(
+_FINDING = regexes.lazy(
     r"\b(findings?|issues?|problems?|vulnerabilit(?:y|ies)|bugs?|defects?|flaws?|weakness(?:es)?|risks?|"
     r"concerns?|comments?|results?|items?)\b",
     re.IGNORECASE,
@@ -128,13 +128,13 @@ class OmitUncertain(Rule):
             )
 
 
-_JSON_ONLY = re.compile(
+_JSON_ONLY = regexes.lazy(
     r"\bJSON\b.*\b(only|strict|strictly|single|exactly one|nothing else|nothing but)\b|"
     r"\b(only|strict|strictly|single|exactly one|nothing but)\b.*\bJSON\b",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(r"\b(no|not|without|never|don't|do not)\b", re.IGNORECASE)
-_WRAPPERS = re.compile(
+_NEGATION = regexes.lazy(r"\b(no|not|without|never|don't|do not)\b", re.IGNORECASE)
+_WRAPPERS = regexes.lazy(
     r"\b(prose|markdown|code ?fences?|fences?|backticks|commentary|explanations?|preamble|"
     r"text (?:before|after|around))\b",
     re.IGNORECASE,

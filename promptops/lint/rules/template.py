@@ -11,6 +11,7 @@ from jinja2 import nodes
 from promptops.core.findings import FILE_START, Finding, Span
 from promptops.lint.model import LintContext, Rule
 from promptops.lint.subject import ALL_KINDS, CONTRACT_KINDS, Subject
+from promptops.render import regexes
 
 
 class TemplateUnreadable(Rule):
@@ -95,8 +96,8 @@ class UndefinedVariable(Rule):
 
 # cp1252 renders bytes 0x80-0x9F as these characters (five of the 32 are unassigned and stay C1 controls).
 _CP1252_HIGH = bytes(b for b in range(0x80, 0xA0) if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)).decode("cp1252")
-_MOJIBAKE = re.compile("[\u00c2-\u00f4][\u0080-\u00bf" + _CP1252_HIGH + "]{1,3}")
-_DAMAGE = re.compile("[\ufffd\u0080-\u009f]")
+_MOJIBAKE = regexes.lazy("[\u00c2-\u00f4][\u0080-\u00bf" + _CP1252_HIGH + "]{1,3}")
+_DAMAGE = regexes.lazy("[\ufffd\u0080-\u009f]")
 
 
 def _as_bytes(text: str) -> bytes | None:
@@ -113,6 +114,8 @@ def _as_bytes(text: str) -> bytes | None:
 
 def damage(text: str) -> Iterator[tuple[int, str, str]]:
     """(offset, damaged text, problem) for each mojibake sequence, U+FFFD or stray C1 control in ``text``."""
+    if text.isascii():  # every character both patterns look for is non-ASCII
+        return
     inside: set[int] = set()
     for match in _MOJIBAKE.finditer(text):
         lead = ord(match[0][0])
