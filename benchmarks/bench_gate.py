@@ -137,10 +137,12 @@ def _queries(project: Path, store: Path) -> None:
         con = opened.source
         first = time.perf_counter()
         looks, counts = read_looks(con, plan, since, until)
-        incompatible = read_window(con, plan, None, until)["candidate"].hits["incompatible_version"]
+        incompatible = read_window(con, plan, None, until, "candidate")["candidate"].hits["incompatible_version"]
         cold = (time.perf_counter() - first) * 1000
         window = _best_ms(lambda: read_looks(con, plan, since, until), 9)
-        rejected = _best_ms(lambda: read_window(con, plan, None, until)["candidate"].hits["incompatible_version"], 9)
+        rejected = _best_ms(
+            lambda: read_window(con, plan, None, until, "candidate")["candidate"].hits["incompatible_version"], 9
+        )
     arms = ", ".join(f"{arm} {c.n:,}" for arm, c in sorted(counts.items()))
     print(f"\n1. the gate's queries ({arms} responses in the step's window; {incompatible:,} candidate rejections)")
     print(f"   step window by arm and hour:   {window:7.1f} ms   ({len(looks)} looks)")

@@ -159,11 +159,12 @@ class GateResult(NamedTuple):
 
 
 def read_window(
-    source: CountsSource, plan: Plan, since: datetime | None, until: datetime | None = None
+    source: CountsSource, plan: Plan, since: datetime | None, until: datetime | None = None, arm: str | None = None
 ) -> dict[str, ArmCounts]:
     """Counts per arm of the plan's responses from ``since`` (the step's start) to ``until`` (the gate's now,
-    inclusive: a replay counts nothing logged after it), from the store; both naive UTC."""
-    counts = source.counts(Window(plan.contract, plan.rollout_id, since, until))
+    inclusive: a replay counts nothing logged after it), from the store; both naive UTC. ``arm``: only that
+    arm's responses are asked for (cheaper when the caller needs one)."""
+    counts = source.counts(Window(plan.contract, plan.rollout_id, since, until, arm))
     return {arm: arm_counts for arm, arm_counts in counts.items() if arm is not None and arm in ARMS}
 
 

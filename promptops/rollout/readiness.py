@@ -61,7 +61,7 @@ def parser_readiness(
     if source is not None:
         attempt = plan.attempt_started
         since = None if attempt is None else attempt.astimezone(UTC).replace(tzinfo=None)
-        candidate = read_window(source, plan, since, until).get("candidate")
+        candidate = read_window(source, plan, since, until, arm="candidate").get("candidate")
         rejected = candidate.hits["incompatible_version"] if candidate else 0
         if rejected:
             problems.append(f"{rejected:,} candidate responses were rejected as incompatible versions")

@@ -25,12 +25,14 @@ TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (
 # NamedTuples where nothing copies them with dataclasses.replace: every gate defines them at start-up, and a
 # frozen dataclass costs five times as much to define (docs/performance.md, start-up).
 class Window(NamedTuple):
-    """Which responses a question counts: a contract's, maybe one rollout's, in [since, until] (naive UTC)."""
+    """Which responses a question counts: a contract's, maybe one rollout's, in [since, until] (naive UTC), maybe
+    one arm's (None: every arm; a caller that needs one arm's counts asks for it, so the others are not grouped)."""
 
     contract: str
     rollout_id: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    arm: str | None = None
 
 
 class ArmCounts(NamedTuple):
@@ -120,7 +122,10 @@ class RatesSource(CountsSource, Protocol):
 
 def _filter(window: Window) -> tuple[str, dict[str, Any]]:
     query = metrics.RatesQuery(window.contract, since=window.since, until=window.until, rollout_id=window.rollout_id)
-    return metrics.window_filter(query)
+    clause, params = metrics.window_filter(query)
+    if window.arm is not None:
+        return f"{clause} AND arm = $arm", {**params, "arm": window.arm}
+    return clause, params
 
 
 def _clip(column: str) -> str:

@@ -57,6 +57,7 @@ class ListSource:
             for r in self.rows
             if r["contract"] == window.contract
             and window.rollout_id in (None, r["rollout_id"])
+            and window.arm in (None, r["arm"])
             and (window.since is None or r["ts"] >= window.since)
             and (window.until is None or r["ts"] <= window.until)
         ]
