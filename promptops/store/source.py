@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from promptops.core.errors import PromptopsError
-from promptops.store import catalogue, metrics
+from promptops.store import catalogue
 from promptops.store.feedback_units import ArmFeedback as ArmFeedback  # re-exported: the usefulness gate's input
 from promptops.store.feedback_units import arm_feedback
-from promptops.store.metrics import RatesQuery, RatesReport
+from promptops.store.filters import window_clause
+
+if TYPE_CHECKING:  # rates's report classes load with it, not with every gate (docs/performance.md, start-up)
+    from promptops.store.metrics import RatesQuery, RatesReport
 
 Bucket = Literal["hour", "day", "week", "month"]
 TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (message, path, finding id)
@@ -121,11 +124,7 @@ class RatesSource(CountsSource, Protocol):
 
 
 def _filter(window: Window) -> tuple[str, dict[str, Any]]:
-    query = metrics.RatesQuery(window.contract, since=window.since, until=window.until, rollout_id=window.rollout_id)
-    clause, params = metrics.window_filter(query)
-    if window.arm is not None:
-        return f"{clause} AND arm = $arm", {**params, "arm": window.arm}
-    return clause, params
+    return window_clause(window.contract, window.since, window.until, window.rollout_id, window.arm)
 
 
 def _clip(column: str) -> str:
@@ -165,6 +164,8 @@ class SqlSource:
         return arm_feedback(self.con, window.contract, window.rollout_id, window.since, now)
 
     def rates(self, query: RatesQuery) -> RatesReport:
+        from promptops.store import metrics
+
         return metrics.rates(self.con, query)
 
     def traffic(self, window: Window) -> tuple[TrafficRow, ...]:
