@@ -16,17 +16,19 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
 from promptops.core.outcomes import Verdict, exit_code
-from promptops.rollout import usefulness
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import FIXED, bounds, difference_bounds, sample_ratio_p_value, zero_failure_need
 from promptops.store import catalogue
 from promptops.store.source import ArmCounts as ArmCounts  # re-exported: the gate's input
-from promptops.store.source import ArmFeedback, CountsSource, Window
+from promptops.store.source import CountsSource, Window
+
+if TYPE_CHECKING:  # feedback, and the usefulness metrics that judge it, load only for a plan that gates one
+    from promptops.store.source import ArmFeedback
 
 SRM_P_VALUE = 0.001
 ARMS = ("baseline", "candidate")
@@ -346,6 +348,8 @@ def _metric(
 ) -> MetricResult:
     metric = catalogue.metric(slo.metric)
     if metric.unit == "pull_request":  # judged at this look only: feedback has no hourly looks
+        from promptops.rollout import usefulness
+
         judged = usefulness.judge(metric, slo, feedback, plan)
         useful = {arm: ArmEstimate(*estimate) for arm, estimate in judged.arms.items()}
         return MetricResult(

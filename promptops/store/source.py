@@ -13,13 +13,17 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from promptops.core.errors import PromptopsError
+from promptops.core.lazy import lazy_names
 from promptops.store import catalogue
-from promptops.store.feedback_units import ArmFeedback as ArmFeedback  # re-exported: the usefulness gate's input
-from promptops.store.feedback_units import arm_feedback
 from promptops.store.filters import window_clause
 
-if TYPE_CHECKING:  # rates's report classes load with it, not with every gate (docs/performance.md, start-up)
+# What only rates (its report classes) or a usefulness metric (feedback) needs loads when asked, not with
+# every gate (docs/performance.md, start-up); ArmFeedback, the usefulness gate's input, is re-exported.
+if TYPE_CHECKING:
+    from promptops.store.feedback_units import ArmFeedback as ArmFeedback
     from promptops.store.metrics import RatesQuery, RatesReport
+
+__getattr__ = lazy_names(__name__, {"ArmFeedback": "promptops.store.feedback_units"})
 
 Bucket = Literal["hour", "day", "week", "month"]
 TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (message, path, finding id)
@@ -161,6 +165,8 @@ class SqlSource:
             raise PromptopsError("the Spark lake holds no findings or feedback: gate usefulness metrics on a store")
         if window.rollout_id is None:
             raise ValueError("feedback is asked per rollout")
+        from promptops.store.feedback_units import arm_feedback
+
         return arm_feedback(self.con, window.contract, window.rollout_id, window.since, now)
 
     def rates(self, query: RatesQuery) -> RatesReport:
