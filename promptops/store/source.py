@@ -103,6 +103,10 @@ class CountsSource(Protocol):
 
     def counts(self, window: Window) -> dict[str | None, ArmCounts]: ...
 
+    # How many of the window's responses tripped catalogue metric ``metric`` (a name of ``per_response``): one
+    # number, where the readiness check needs the candidate's incompatible versions and nothing else.
+    def hits(self, window: Window, metric: str) -> int: ...
+
     # Counts per (bucket start, arm), by time then arm; a start is naive UTC (a date for whole days).
     def series(self, window: Window, bucket: Bucket) -> list[tuple[date, str | None, ArmCounts]]: ...
 
@@ -144,6 +148,12 @@ class SqlSource:
 
     def counts(self, window: Window) -> dict[str | None, ArmCounts]:
         return {arm: counts for _, arm, counts in self._counts(window, None)}
+
+    def hits(self, window: Window, metric: str) -> int:
+        column = next(m.column for m in catalogue.per_response() if m.name == metric)
+        clause, params = _filter(window)
+        sql = f"SELECT count(*) FROM response_indicators WHERE {clause} AND {column}"
+        return int(self.con.execute(sql, params).fetchall()[0][0])
 
     def series(self, window: Window, bucket: Bucket) -> list[tuple[date, str | None, ArmCounts]]:
         return [(start, arm, counts) for start, arm, counts in self._counts(window, bucket)]
