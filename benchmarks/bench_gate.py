@@ -32,10 +32,10 @@ from statistics import median
 
 import duckdb
 
-from promptops.rollout.gate import read_window
 from promptops.rollout.looks import read_looks
 from promptops.rollout.plan import Transition, append_transition, load_plan
 from promptops.store import Store
+from promptops.store.source import Window
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAN = "rollout/review-result/review-1.1.yaml"
@@ -133,14 +133,15 @@ def _best_ms(call: Callable[[], object], repeat: int) -> float:
 def _queries(project: Path, store: Path) -> None:
     plan = load_plan(project / PLAN, PLAN)
     since, until = PROMOTED, NOW  # as the gate asks: the step's window up to its --now (a replay)
+    candidate = Window(plan.contract, plan.rollout_id, None, until, "candidate")  # the readiness check's count
     with Store.open(store, read_only=True) as opened:
         con = opened.source
         first = time.perf_counter()
         looks, counts = read_looks(con, plan, since, until)
-        incompatible = read_window(con, plan, None, until)["candidate"].hits["incompatible_version"]
+        incompatible = con.hits(candidate, "incompatible_version")
         cold = (time.perf_counter() - first) * 1000
         window = _best_ms(lambda: read_looks(con, plan, since, until), 9)
-        rejected = _best_ms(lambda: read_window(con, plan, None, until)["candidate"].hits["incompatible_version"], 9)
+        rejected = _best_ms(lambda: con.hits(candidate, "incompatible_version"), 9)
     arms = ", ".join(f"{arm} {c.n:,}" for arm, c in sorted(counts.items()))
     print(f"\n1. the gate's queries ({arms} responses in the step's window; {incompatible:,} candidate rejections)")
     print(f"   step window by arm and hour:   {window:7.1f} ms   ({len(looks)} looks)")

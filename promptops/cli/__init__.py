@@ -5,11 +5,27 @@ as ``lint`` in a pre-commit hook never pays for DuckDB or the validator machiner
 failure to one line on stderr and a documented exit code (see ``promptops.core.outcomes.ExitCode``).
 """
 
+# ruff: noqa: E402 (the collector is paused before the imports below)
 from __future__ import annotations
+
+import gc
+
+# Importing allocates many objects and frees almost none, so the collector's passes while the CLI and a
+# command's modules import find nothing to free. It is paused for those imports only (this module's, a
+# command's module, the store's modules: ``collector_paused``) and enabled again, if it was, before any
+# command does its work; no command's own work runs with it paused. In a process that ``main`` runs, what
+# the imports made is then frozen (``gc.freeze``): it lives until the process ends, so no later collection,
+# nor the one at exit, need look at it again (together about 60 M instructions of a gate's start-up,
+# docs/performance.md). ``run`` alone (tests, in-process callers) freezes nothing: it may run many times.
+_collecting = gc.isenabled()
+_freeze_imports = False  # set by main
+gc.disable()
 
 import importlib
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +37,22 @@ from promptops.cli.project import Project, find_root
 from promptops.core.errors import PromptopsError
 from promptops.core.escape import one_line
 from promptops.core.outcomes import ExitCode
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while modules import, and what they made frozen when ``main``
+    runs the process (see the top of this module)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if _freeze_imports:
+            gc.freeze()
+        if collecting:
+            gc.enable()
+
 
 # command name -> "module:attribute"; add new commands here.
 COMMANDS: dict[str, str] = {
@@ -57,7 +89,8 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, attribute = target.split(":")
-        command = getattr(importlib.import_module(module_name), attribute)
+        with collector_paused():
+            command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
         return completion.attach(command)
 
@@ -78,6 +111,9 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the CLI and exit with its code, never with a traceback."""
+    global _freeze_imports
+    _freeze_imports = True
+    gc.freeze()  # the CLI's own imports (see the top of this module)
     code = run(argv)
     sys.exit(code)
 
@@ -118,3 +154,7 @@ def run(argv: list[str] | None = None) -> int:
 
 def _fail(message: str) -> None:
     click.echo(f"promptops: error: {one_line(message)}", err=True)
+
+
+if _collecting:  # this module's imports are done (see the top)
+    gc.enable()

@@ -53,10 +53,13 @@ def read_source(
 ) -> Iterator[RatesSource]:
     """The store, read-only. A missing store is an error (exit 3), never "no data": a mistyped --store, or a
     CI checkout without the store, must not let a gate, a report or ``rates`` judge nothing as clean."""
-    import duckdb  # loads only for commands that read the store
+    from promptops.cli import collector_paused
 
-    from promptops.store import Store
-    from promptops.store.errors import StoreError, store_error
+    with collector_paused():
+        import duckdb  # loads only for commands that read the store
+
+        from promptops.store import Store
+        from promptops.store.errors import StoreError, store_error
 
     path, display = store_location(project, store_path)
     if engine == "spark":  # the lake at --store, queried on Spark (promptops.spark.views)

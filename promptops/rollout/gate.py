@@ -16,17 +16,19 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
 from promptops.core.outcomes import Verdict, exit_code
-from promptops.rollout import usefulness
 from promptops.rollout.plan import Plan, Slo, require_guards
 from promptops.rollout.stats import FIXED, bounds, difference_bounds, sample_ratio_p_value, zero_failure_need
 from promptops.store import catalogue
 from promptops.store.source import ArmCounts as ArmCounts  # re-exported: the gate's input
-from promptops.store.source import ArmFeedback, CountsSource, Window
+from promptops.store.source import CountsSource, Window
+
+if TYPE_CHECKING:  # feedback, and the usefulness metrics that judge it, load only for a plan that gates one
+    from promptops.store.source import ArmFeedback
 
 SRM_P_VALUE = 0.001
 ARMS = ("baseline", "candidate")
@@ -159,11 +161,12 @@ class GateResult(NamedTuple):
 
 
 def read_window(
-    source: CountsSource, plan: Plan, since: datetime | None, until: datetime | None = None
+    source: CountsSource, plan: Plan, since: datetime | None, until: datetime | None = None, arm: str | None = None
 ) -> dict[str, ArmCounts]:
     """Counts per arm of the plan's responses from ``since`` (the step's start) to ``until`` (the gate's now,
-    inclusive: a replay counts nothing logged after it), from the store; both naive UTC."""
-    counts = source.counts(Window(plan.contract, plan.rollout_id, since, until))
+    inclusive: a replay counts nothing logged after it), from the store; both naive UTC. ``arm``: only that
+    arm's responses are asked for (cheaper when the caller needs one)."""
+    counts = source.counts(Window(plan.contract, plan.rollout_id, since, until, arm))
     return {arm: arm_counts for arm, arm_counts in counts.items() if arm is not None and arm in ARMS}
 
 
@@ -345,6 +348,8 @@ def _metric(
 ) -> MetricResult:
     metric = catalogue.metric(slo.metric)
     if metric.unit == "pull_request":  # judged at this look only: feedback has no hourly looks
+        from promptops.rollout import usefulness
+
         judged = usefulness.judge(metric, slo, feedback, plan)
         useful = {arm: ArmEstimate(*estimate) for arm, estimate in judged.arms.items()}
         return MetricResult(

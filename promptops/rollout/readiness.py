@@ -18,10 +18,10 @@ from pathlib import Path
 
 from promptops.core.contract import Contract
 from promptops.core.errors import PromptopsError
-from promptops.rollout.gate import Readiness, read_window
+from promptops.rollout.gate import Readiness
 from promptops.rollout.plan import Plan
 from promptops.rollout.policies import arm_problems
-from promptops.store.source import CountsSource
+from promptops.store.source import CountsSource, Window
 
 
 def parser_readiness(
@@ -61,8 +61,8 @@ def parser_readiness(
     if source is not None:
         attempt = plan.attempt_started
         since = None if attempt is None else attempt.astimezone(UTC).replace(tzinfo=None)
-        candidate = read_window(source, plan, since, until).get("candidate")
-        rejected = candidate.hits["incompatible_version"] if candidate else 0
+        window = Window(plan.contract, plan.rollout_id, since, until, arm="candidate")
+        rejected = source.hits(window, "incompatible_version")
         if rejected:
             problems.append(f"{rejected:,} candidate responses were rejected as incompatible versions")
     return Readiness(not problems, tuple(problems))

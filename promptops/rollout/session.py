@@ -234,7 +234,9 @@ def _legacy_note(plan: Plan, source: CountsSource | None, now: datetime) -> str 
     if plan.weight < 1 or plan.step_started is None:
         return None
     quiet_since = plan.step_started
-    baseline = None if source is None else read_window(source, plan, None, store_time(now)).get("baseline")
+    baseline = None
+    if source is not None:
+        baseline = read_window(source, plan, None, store_time(now), arm="baseline").get("baseline")
     if baseline is not None and baseline.last is not None:
         quiet_since = max(quiet_since, baseline.last.replace(tzinfo=UTC))
     quiet = now - quiet_since

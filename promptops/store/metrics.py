@@ -17,6 +17,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from promptops.store import catalogue
+from promptops.store.filters import window_clause
 
 if TYPE_CHECKING:  # only annotations: the CLI reads GROUP_COLUMNS for its help without the store extra
     import duckdb
@@ -195,18 +196,7 @@ def _runs(
 
 def window_filter(query: RatesQuery) -> tuple[str, dict[str, Any]]:
     """The query's contract, time window and rollout as a WHERE clause over a rate view, with its parameters."""
-    clauses = ["contract = $contract"]
-    params: dict[str, Any] = {"contract": query.contract}
-    if query.since is not None:
-        clauses.append("ts >= $since")
-        params["since"] = query.since
-    if query.until is not None:
-        clauses.append("ts <= $until")
-        params["until"] = query.until
-    if query.rollout_id is not None:
-        clauses.append("rollout_id = $rollout")
-        params["rollout"] = query.rollout_id
-    return " AND ".join(clauses), params
+    return window_clause(query.contract, query.since, query.until, query.rollout_id)
 
 
 def _tops(

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from promptops.core.errors import PromptopsError
-from promptops.store import catalogue, metrics
-from promptops.store.feedback_units import ArmFeedback as ArmFeedback  # re-exported: the usefulness gate's input
-from promptops.store.feedback_units import arm_feedback
-from promptops.store.metrics import RatesQuery, RatesReport
+from promptops.core.lazy import lazy_names
+from promptops.store import catalogue
+from promptops.store.filters import window_clause
+
+# What only rates (its report classes) or a usefulness metric (feedback) needs loads when asked, not with
+# every gate (docs/performance.md, start-up); ArmFeedback, the usefulness gate's input, is re-exported.
+if TYPE_CHECKING:
+    from promptops.store.feedback_units import ArmFeedback as ArmFeedback
+    from promptops.store.metrics import RatesQuery, RatesReport
+
+__getattr__ = lazy_names(__name__, {"ArmFeedback": "promptops.store.feedback_units"})
 
 Bucket = Literal["hour", "day", "week", "month"]
 TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (message, path, finding id)
@@ -25,12 +32,14 @@ TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (
 # NamedTuples where nothing copies them with dataclasses.replace: every gate defines them at start-up, and a
 # frozen dataclass costs five times as much to define (docs/performance.md, start-up).
 class Window(NamedTuple):
-    """Which responses a question counts: a contract's, maybe one rollout's, in [since, until] (naive UTC)."""
+    """Which responses a question counts: a contract's, maybe one rollout's, in [since, until] (naive UTC), maybe
+    one arm's (None: every arm; a caller that needs one arm's counts asks for it, so the others are not grouped)."""
 
     contract: str
     rollout_id: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    arm: str | None = None
 
 
 class ArmCounts(NamedTuple):
@@ -94,6 +103,10 @@ class CountsSource(Protocol):
 
     def counts(self, window: Window) -> dict[str | None, ArmCounts]: ...
 
+    # How many of the window's responses tripped catalogue metric ``metric`` (a name of ``per_response``): one
+    # number, where the readiness check needs the candidate's incompatible versions and nothing else.
+    def hits(self, window: Window, metric: str) -> int: ...
+
     # Counts per (bucket start, arm), by time then arm; a start is naive UTC (a date for whole days).
     def series(self, window: Window, bucket: Bucket) -> list[tuple[date, str | None, ArmCounts]]: ...
 
@@ -119,8 +132,7 @@ class RatesSource(CountsSource, Protocol):
 
 
 def _filter(window: Window) -> tuple[str, dict[str, Any]]:
-    query = metrics.RatesQuery(window.contract, since=window.since, until=window.until, rollout_id=window.rollout_id)
-    return metrics.window_filter(query)
+    return window_clause(window.contract, window.since, window.until, window.rollout_id, window.arm)
 
 
 def _clip(column: str) -> str:
@@ -136,6 +148,12 @@ class SqlSource:
 
     def counts(self, window: Window) -> dict[str | None, ArmCounts]:
         return {arm: counts for _, arm, counts in self._counts(window, None)}
+
+    def hits(self, window: Window, metric: str) -> int:
+        column = next(m.column for m in catalogue.per_response() if m.name == metric)
+        clause, params = _filter(window)
+        sql = f"SELECT count(*) FROM response_indicators WHERE {clause} AND {column}"
+        return int(self.con.execute(sql, params).fetchall()[0][0])
 
     def series(self, window: Window, bucket: Bucket) -> list[tuple[date, str | None, ArmCounts]]:
         return [(start, arm, counts) for start, arm, counts in self._counts(window, bucket)]
@@ -157,9 +175,13 @@ class SqlSource:
             raise PromptopsError("the Spark lake holds no findings or feedback: gate usefulness metrics on a store")
         if window.rollout_id is None:
             raise ValueError("feedback is asked per rollout")
+        from promptops.store.feedback_units import arm_feedback
+
         return arm_feedback(self.con, window.contract, window.rollout_id, window.since, now)
 
     def rates(self, query: RatesQuery) -> RatesReport:
+        from promptops.store import metrics
+
         return metrics.rates(self.con, query)
 
     def traffic(self, window: Window) -> tuple[TrafficRow, ...]:

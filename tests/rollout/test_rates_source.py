@@ -43,6 +43,9 @@ class ListSource:
     def counts(self, window: Window) -> dict[str | None, ArmCounts]:
         return {arm: counts for _, arm, counts in self._grouped(window, None)}
 
+    def hits(self, window: Window, metric: str) -> int:
+        return sum(counts.hits[metric] for _, _, counts in self._grouped(window, None))
+
     def series(self, window: Window, bucket: str) -> list[tuple[Any, str | None, ArmCounts]]:
         assert bucket == "hour"  # the gate's looks
         return self._grouped(window, lambda ts: ts.replace(minute=0, second=0, microsecond=0))
@@ -57,6 +60,7 @@ class ListSource:
             for r in self.rows
             if r["contract"] == window.contract
             and window.rollout_id in (None, r["rollout_id"])
+            and window.arm in (None, r["arm"])
             and (window.since is None or r["ts"] >= window.since)
             and (window.until is None or r["ts"] <= window.until)
         ]
