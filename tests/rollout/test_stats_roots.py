@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -62,7 +61,7 @@ def test_each_bound_is_included_and_within_1e_12_of_an_excluded_rate(x: int, n: 
 def _result(tmp_path: Path) -> GateResult:
     start = datetime(2026, 11, 20, tzinfo=UTC)
     plan = load_plan(write_plan(tmp_path), "plan.yaml")
-    plan = replace(plan, history=(Transition(start, "t", "promote", 0, 1, "Passed", "ok"),))
+    plan = plan._replace(history=(Transition(start, "t", "promote", 0, 1, "Passed", "ok"),))
 
     def counts(n: int) -> dict[str, ArmCounts]:
         hits = {"dropped_finding": n // 90, "incompatible_version": 0, "coercion": n // 7, "rejected": n // 120}
