@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -79,7 +78,7 @@ def gather_report(
             notes.append(f"traffic: the {TRAFFIC_ROWS} largest of {len(traffic):,} version slices are shown")
             traffic = tuple(sorted(traffic, key=lambda t: -t.responses)[:TRAFFIC_ROWS])
         if detail:
-            examples = tuple(replace(e, ts=_utc(e.ts)) for e in source.examples(window, EXAMPLES))
+            examples = tuple(e._replace(ts=_utc(e.ts)) for e in source.examples(window, EXAMPLES))
     releases: tuple[dict[str, Any], ...] = ()
     matrix = None
     if detail:

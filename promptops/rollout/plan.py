@@ -16,10 +16,9 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 import msgspec
 
@@ -47,8 +46,9 @@ MAX_DURATION = timedelta(days=3660)  # ten years
 MAX_STEPS = 100
 
 
-@dataclass(frozen=True)
-class Arm:
+# NamedTuples, not dataclasses: a dataclass compiles its methods with exec at import, which every gate pays at
+# start-up. Copy one with ``_replace``.
+class Arm(NamedTuple):
     prompt_version: PromptVersion
     schema_version: SchemaVersion
 
@@ -56,24 +56,21 @@ class Arm:
         return {"prompt_version": str(self.prompt_version), "schema_version": str(self.schema_version)}
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     name: str
     weight: float  # share of units that get the candidate
     min_responses: int = 0  # per arm, before the step can be promoted
     min_duration: timedelta = timedelta(0)
 
 
-@dataclass(frozen=True)
-class Slo:
+class Slo(NamedTuple):
     metric: str
     slo: float  # highest acceptable rate (a floor for a higher-is-better metric: docs/usefulness.md)
     severity: str = "critical"  # critical: a breach fails the gate; warning: it warns
     margin: float | None = None  # largest acceptable change for the worse from the baseline (non-inferiority)
 
 
-@dataclass(frozen=True)
-class Transition:
+class Transition(NamedTuple):
     at: datetime
     by: str
     action: str
@@ -103,8 +100,7 @@ class Transition:
         return out
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     rollout_id: str
     contract: str
     baseline: Arm

@@ -7,7 +7,6 @@ history (promptops.rollout.plan).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,7 +39,7 @@ def plan_at_step(plan: Plan, step: int) -> Plan:
     entered = [i for i, t in enumerate(plan.history) if t.to_step == step]
     if not entered and step != 0:
         raise PromptopsError(f"{plan.source}: step {step} was never reached")
-    return replace(plan, history=plan.history[: entered[-1] + 1] if entered else ())
+    return plan._replace(history=plan.history[: entered[-1] + 1] if entered else ())
 
 
 def run_gate(
@@ -183,7 +182,7 @@ def current_gate(root: Path, plan: Plan, contract: Contract, source: CountsSourc
     if not plan.rolled_back:
         return run_gate(root, plan, contract, source, now, Purpose.MONITOR)
     held_at = min(plan.history[-1].at, now)
-    return run_gate(root, replace(plan, history=plan.history[:-1]), contract, source, held_at, Purpose.MONITOR)
+    return run_gate(root, plan._replace(history=plan.history[:-1]), contract, source, held_at, Purpose.MONITOR)
 
 
 class Status(NamedTuple):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 FIXED = "fixed"
 ALWAYS_VALID = "always-valid"
@@ -28,8 +28,7 @@ METHODS = (ALWAYS_VALID, FIXED)
 TUNED_N = 1000
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(NamedTuple):  # not a dataclass: defined at every gate's start-up
     """An estimate with its lower and upper bounds."""
 
     estimate: float

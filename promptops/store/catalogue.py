@@ -9,12 +9,10 @@ The views (so the Spark lake), the plan validator, the gate, the report (so the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(NamedTuple):  # not a dataclass: every gate defines it at start-up
     name: str  # the key of a plan's ``slos``
     column: str  # its response_indicators column (unit response); the feedback figure it reads (pull_request)
     sql: str  # the column's definition over one ``responses`` row ("" for a pull_request metric)

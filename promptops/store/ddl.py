@@ -9,8 +9,7 @@ Views hold no data, so they are not migrated: ``VIEWS`` is recreated whenever it
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -19,8 +18,7 @@ from promptops.store import catalogue, migrations_feedback
 from promptops.store.errors import StoreError
 
 
-@dataclass(frozen=True)
-class Migration:
+class Migration(NamedTuple):  # not a dataclass: every gate defines it at start-up
     version: int
     name: str
     statements: tuple[str, ...]

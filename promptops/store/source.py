@@ -8,7 +8,6 @@ a method here and on the protocol; a new catalogue metric reaches every count wi
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
@@ -29,8 +28,8 @@ Bucket = Literal["hour", "day", "week", "month"]
 TEXT_LIMIT = 300  # characters kept of a model-controlled string in an example (message, path, finding id)
 
 
-# NamedTuples where nothing copies them with dataclasses.replace: every gate defines them at start-up, and a
-# frozen dataclass costs five times as much to define (docs/performance.md, start-up).
+# NamedTuples, not dataclasses (copy one with ``_replace``): every gate defines them at start-up, and a frozen
+# dataclass costs five times as much to define (docs/performance.md, start-up).
 class Window(NamedTuple):
     """Which responses a question counts: a contract's, maybe one rollout's, in [since, until] (naive UTC), maybe
     one arm's (None: every arm; a caller that needs one arm's counts asks for it, so the others are not grouped)."""
@@ -51,8 +50,7 @@ class ArmCounts(NamedTuple):
     last: datetime | None = None
 
 
-@dataclass(frozen=True)
-class TrafficRow:
+class TrafficRow(NamedTuple):
     """Counts of one (rollout, arm, prompt version, schema version) slice of the contract's responses."""
 
     rollout: str | None
@@ -72,12 +70,11 @@ class TrafficRow:
         return self.responses - self.accepted
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)  # in field order, with the rejected count after the accepted one
+        data = self._asdict() | {"rejects": dict(self.rejects)}  # in field order; rejected follows accepted
         return {**{key: data.pop(key) for key in list(data)[:6]}, "rejected": self.rejected, **data}
 
 
-@dataclass(frozen=True)
-class Example:
+class Example(NamedTuple):
     """A recent diagnostic that lost something (a dropped finding or a rejected response), as stored.
 
     ``path``, ``finding_id`` and ``message`` carry model text, cut to TEXT_LIMIT: every renderer escapes them.
@@ -94,7 +91,7 @@ class Example:
     arm: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ts": self.ts.isoformat()}
+        return {**self._asdict(), "ts": self.ts.isoformat()}
 
 
 class CountsSource(Protocol):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -139,7 +138,7 @@ def test_slices_that_differ_only_by_null_and_empty_are_one_series() -> None:
     )  # fmt: skip
     report = ContractReport(
         contract=CONTRACT, now=datetime(2026, 1, 1, tzinfo=UTC), rollout_filter=None, has_store=True, rollouts=(),
-        traffic=(row, replace(row, rollout="", arm="", prompt_version="", schema_version="")), examples=(),
+        traffic=(row, row._replace(rollout="", arm="", prompt_version="", schema_version="")), examples=(),
         releases=(), matrix=None,
     )  # fmt: skip
     samples = _families(render_prom(report))["promptops_responses"].samples

@@ -9,7 +9,6 @@ decision at any look within alpha (plus three Monte-Carlo standard errors); the 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -29,8 +28,7 @@ LIMIT = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / RUNS)  # 0.0707
 
 def _plan(tmp_path: Path, statistics: str, weight: float, slo: float, margin: float | None) -> Plan:
     base = load_plan(write_plan(tmp_path), "plan.yaml")
-    return replace(
-        base,
+    return base._replace(
         statistics=statistics,
         alpha=ALPHA,
         steps=(Step("parser", 0.0), Step("judged", weight)),
@@ -140,7 +138,7 @@ def test_the_gate_states_its_method_looks_and_the_bound_at_each(tmp_path: Path) 
     assert rejected["looks"][-1]["arms"] == rejected["arms"]  # the last look is this gate's
     uppers = [look["difference"]["upper"] for look in rejected["looks"]]
     assert uppers == sorted(uppers, reverse=True)  # same rates, more responses: the bound tightens
-    fixed = evaluate(replace(plan, statistics="fixed"), {"candidate": _arm(300, 3)}, Readiness(True), now).to_dict()[
+    fixed = evaluate(plan._replace(statistics="fixed"), {"candidate": _arm(300, 3)}, Readiness(True), now).to_dict()[
         "statistics"
     ]
     assert fixed["valid_for"] == "a single look"
@@ -162,10 +160,10 @@ def test_sizing_follows_the_plans_statistics(tmp_path: Path) -> None:
 
     plan = _plan(tmp_path, "always-valid", 0.5, 0.02, 0.01)
     for method in ("always-valid", "fixed"):
-        need = plan_needs(replace(plan, statistics=method))[1]
+        need = plan_needs(plan._replace(statistics=method))[1]
         rejected = need.metrics[0]
         assert rejected.zero_failure == zero_failure_need(method, 0.02, ALPHA)
         assert rejected.per_arm == non_inferiority_need(method, 0.02, 0.01, ALPHA)
         assert need.candidate_needed == need.baseline_needed == rejected.per_arm
-    always, fixed = (plan_needs(replace(plan, statistics=m))[1].candidate_needed for m in ("always-valid", "fixed"))
+    always, fixed = (plan_needs(plan._replace(statistics=m))[1].candidate_needed for m in ("always-valid", "fixed"))
     assert always > fixed  # a bound that holds at every look needs more responses to decide

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import astuple
 
 import numpy as np
 import pytest
@@ -44,7 +43,7 @@ ALPHA = 0.05
 
 def _same(got: Interval | None, want: Interval) -> bool:
     """Equal up to rounding (the two sides compute the same numbers in a different order)."""
-    return got is not None and astuple(got) == pytest.approx(astuple(want), abs=1e-12)
+    return got is not None and tuple(got) == pytest.approx(tuple(want), abs=1e-12)
 
 
 def _shared_outcomes(rng: np.random.Generator, prs: int, sizes: list[int]) -> list[tuple[int, int]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +20,7 @@ READY = Readiness(True)
 def _plan(tmp_path: Path, step: int = 1) -> Plan:
     plan = load_plan(write_plan(tmp_path), "plan.yaml")
     history = tuple(Transition(START, "t", "promote", i, i + 1, "Passed", "ok") for i in range(step))
-    return replace(plan, history=history)
+    return plan._replace(history=history)
 
 
 def _arm(n: int, dropped: int = 0, incompatible: int = 0, coerced: int = 0) -> ArmCounts:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from promptops.rollout.plan import Plan, Slo, load_plan
 from promptops.rollout.usefulness import judge
 from promptops.store.catalogue import metric
@@ -14,7 +12,7 @@ PLAN = "rollout/review-result/review-1.1.yaml"
 
 
 def _plan(statistics: str = "always-valid") -> Plan:
-    return replace(load_plan(REPO_ROOT / PLAN, PLAN), statistics=statistics)
+    return load_plan(REPO_ROOT / PLAN, PLAN)._replace(statistics=statistics)
 
 
 def _arm(acted: int, dismissed: int, prs: int, pending: int = 0) -> ArmFeedback:
@@ -63,12 +61,12 @@ def test_nothing_decided_is_no_data_and_never_a_pass() -> None:
     for feedback in (None, {}, {"candidate": ArmFeedback.of([], 40)}, {"candidate": ArmFeedback.of([(0, 0, 0)], 3)}):
         judged = judge(metric("acted_on_rate"), slo, feedback, _plan())
         assert (judged.status, judged.reason, judged.arms) == ("inconclusive", "NO_DATA", {})
-    warned = judge(metric("acted_on_rate"), replace(slo, severity="warning"), None, _plan())
+    warned = judge(metric("acted_on_rate"), slo._replace(severity="warning"), None, _plan())
     assert (warned.status, warned.reason) == ("warn", "NO_DATA")
     pending = judge(metric("acted_on_rate"), slo, {"candidate": ArmFeedback.of([], 40)}, _plan())
     assert (
         pending.pending == {"baseline": 0, "candidate": 40} and "40 candidate findings still pending" in pending.message
     )
     # With a margin, a baseline with nothing decided is no data too, however good the candidate.
-    margin = judge(metric("acted_on_rate"), replace(slo, margin=0.05), {"candidate": _arm(9, 1, 300)}, _plan())
+    margin = judge(metric("acted_on_rate"), slo._replace(margin=0.05), {"candidate": _arm(9, 1, 300)}, _plan())
     assert (margin.status, margin.reason) == ("inconclusive", "NO_DATA")
