@@ -14,7 +14,6 @@ feedback by promptops.rollout.usefulness.
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -151,42 +150,14 @@ class GateResult(NamedTuple):
     def dumps(self) -> str:
         """The JSON text, indented by two spaces: the bytes of ``json.dumps(..., indent=2)``.
 
-        With an indent, json.dumps encodes in Python (a third of a large gate's work, hundreds of looks); the
-        compact text (``_compact``) is re-indented by msgspec token by token, numbers and escapes as written.
+        With an indent, json.dumps encodes in Python (a third of a large gate's work, hundreds of looks); its C
+        encoder writes the compact text, which msgspec re-indents token by token, numbers and escapes as written.
         """
         data = self.to_dict()
-        compact = _compact(data)
-        if compact is not None:
-            return msgspec.json.format(compact, indent=2).decode()
         try:
             return msgspec.json.format(json.dumps(data, separators=(",", ":")), indent=2)
         except msgspec.DecodeError:  # NaN or Infinity, which msgspec does not read
             return json.dumps(data, indent=2)
-
-
-# msgspec writes a float below 1e-4 or from 1e16 up unlike json.dumps (0.00001, 1e-7, 1e16 for 1e-05, 1e-07,
-# 1e+16: the same digits), and every other number and printable ASCII string alike.
-_SMALL = re.compile(rb"0\.0000[0-9]+(?=[,\]}])")
-_EXPONENT = re.compile(rb"e([-+]?)([0-9]+)(?=[,\]}])")
-
-
-def _compact(data: dict[str, Any]) -> bytes | None:
-    """The bytes of ``json.dumps(data, separators=(",", ":"))`` written by msgspec, which spends a tenth of the
-    time on the floats; None where that cannot be shown equal (then json.dumps writes it)."""
-    try:
-        encoded = msgspec.json.encode(data)
-    except TypeError:
-        return None
-
-    def small(found: re.Match[bytes]) -> bytes:  # not the tail of a larger number, such as 10.00001
-        return found[0] if encoded[found.start() - 1 : found.start()].isdigit() else repr(float(found[0])).encode()
-
-    text = _EXPONENT.sub(lambda power: b"e" + (power[1] or b"+") + power[2].zfill(2), _SMALL.sub(small, encoded))
-    # json.dumps escapes what is not printable ASCII, which msgspec writes as it is; a string the substitutions
-    # changed, a NaN or infinity (msgspec writes null) or a tuple (read back as a list) reads back unequal.
-    if not text.isascii() or b"\x7f" in text or msgspec.json.decode(text) != data:
-        return None
-    return text
 
 
 def read_window(
