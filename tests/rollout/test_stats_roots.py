@@ -7,6 +7,7 @@ import json
 import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,3 +84,19 @@ def test_the_gate_json_is_the_bytes_of_json_dumps_with_an_indent(tmp_path: Path)
     # msgspec does not read NaN: such a document still comes out as Python's json writes it.
     nan = result._replace(srm={"p_value": float("nan")})
     assert nan.dumps() == json.dumps(nan.to_dict(), indent=2)
+
+
+@pytest.mark.parametrize(
+    "srm",
+    [
+        # Numbers msgspec writes otherwise than json.dumps, and ones that look like them.
+        {"small": [1e-5, -2.5e-6, 1e-7, 9.99e-5, 1e-4, 0.00011, 5e-324, 1e-300, 10.00001, 100.00002, -0.0]},
+        {"large": [1e16, -1.2345678901234568e17, 9999999999999998.0, 1e300, 2.0**70], "int": 2**70},
+        # Strings holding what the number fixes match, escapes, and a tuple (read back as a list).
+        {"note": "a,0.00001,b e5, 1e-7]", "0.00001}": "e16}", "esc": '\x01\t\n"\\/\x1f'},
+        {"tuple": (1, 2e-5), "inf": [float("inf"), float("-inf")]},
+    ],
+)
+def test_the_gate_json_writes_every_number_and_string_as_json_dumps(tmp_path: Path, srm: dict[str, Any]) -> None:
+    result = _result(tmp_path)._replace(srm=srm)
+    assert result.dumps() == json.dumps(result.to_dict(), indent=2)
