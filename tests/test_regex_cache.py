@@ -73,3 +73,11 @@ def test_contains_token_finds_what_its_pattern_finds() -> None:
         for text in texts:
             assert reading.contains_token(text, token, words=False) == (number.search(text) is not None), (token, text)
             assert reading.contains_token(text, token, words=True) == (word.search(text) is not None), (token, text)
+
+
+def test_the_patterns_kept_are_bounded() -> None:
+    # Patterns made from contracts' values go through ``compile``: a process reading many contracts keeps at
+    # most the limit, not one pattern per contract it ever read.
+    for n in range(regexes._LIMIT + 10):
+        regexes.compile(rf"items{n}\.(\w+)")
+    assert 0 < len(regexes._built) <= regexes._LIMIT

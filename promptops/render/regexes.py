@@ -3,7 +3,8 @@
 ``re.compile`` parses a pattern and generates its code in Python: about 0.7 M instructions a pattern, and the
 lint and render modules hold 40-odd module-level patterns of which a run uses some (a rule's, an output
 format's). ``lazy`` patterns compile through ``re.compile`` when first used, not when their module is
-imported; ``compile`` keeps every pattern this process built, unbounded by ``re``'s own 512-entry cache.
+imported; ``compile`` keeps the patterns this process built (up to ``_LIMIT``: patterns made from a contract's
+values, such as its items field, go through it too, and a process may read many contracts).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from typing import Any, cast
 
 _built: dict[tuple[str, int], re.Pattern[str]] = {}  # this process's patterns
+_LIMIT = 1024
 
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -19,6 +21,8 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     key = (pattern, int(flags))
     built = _built.get(key)
     if built is None:
+        if len(_built) >= _LIMIT:
+            _built.clear()
         built = _built[key] = re.compile(*key)
     return built
 
