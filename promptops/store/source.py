@@ -147,7 +147,10 @@ class SqlSource:
         return {arm: counts for _, arm, counts in self._counts(window, None)}
 
     def hits(self, window: Window, metric: str) -> int:
-        column = next(m.column for m in catalogue.per_response() if m.name == metric)
+        columns = {m.name: m.column for m in catalogue.per_response()}
+        if metric not in columns:
+            raise ValueError(f"{metric!r} is not a per-response metric of the catalogue")
+        column = columns[metric]
         clause, params = _filter(window)
         sql = f"SELECT count(*) FROM response_indicators WHERE {clause} AND {column}"
         return int(self.con.execute(sql, params).fetchall()[0][0])

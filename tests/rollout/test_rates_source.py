@@ -101,5 +101,15 @@ def test_a_source_other_than_duckdb_drives_the_gate_to_the_same_result(cli: Cli,
                 expected = run_gate(root, plan, contract, store.source, now, purpose).to_dict()
                 assert run_gate(root, plan, contract, listed, now, purpose).to_dict() == expected, (hours, purpose)
                 verdicts.add(expected["verdict"])
+        # One metric's count (the readiness check's question) agrees with the grouped counts, per arm and in all.
+        window = Window("review-result", "review-1.1", None, store_time(T0 + timedelta(hours=31)))
+        grouped = store.source.counts(window)
+        for metric in catalogue.per_response():
+            total = sum(counts.hits[metric.name] for counts in grouped.values())
+            assert store.source.hits(window, metric.name) == listed.hits(window, metric.name) == total, metric.name
+            candidate = window._replace(arm="candidate")
+            assert store.source.hits(candidate, metric.name) == grouped["candidate"].hits[metric.name], metric.name
+        with pytest.raises(ValueError, match="not a per-response metric"):
+            store.source.hits(window, "acted_on_rate")
     assert {"Failed", "Escalate"} <= verdicts  # the same holds, fails and passes, not only "no data"
     assert Window("review-result", "review-1.1", store_time(T0), store_time(T0 + timedelta(hours=31))) in listed.asked
