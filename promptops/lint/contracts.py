@@ -17,8 +17,10 @@ import functools
 import hashlib
 import os
 import sys
+from collections.abc import Callable
 from importlib.machinery import PathFinder
 from pathlib import Path
+from typing import TypeVar, cast
 
 from promptops import core, defaults, merge, parsing
 from promptops.core import errors, strict_yaml
@@ -27,44 +29,61 @@ from promptops.core.lock import ReleaseLock, load_lock, lock_path
 from promptops.lint import cache
 
 _FORMAT = "2"  # 2: an entry holds a contract whose sections read clean
+T = TypeVar("T")
 
 
 def load(root: Path, name: str, cache_dir: str | None) -> Contract:
     """``load_contract(root, name, check_schemas=False)``, from the cache when nothing it reads has changed."""
     key = _key(root, name) if cache_dir is not None else None
-    if key is None:
+    if cache_dir is None or key is None:
         return _sections(load_contract(root, name, check_schemas=False))
-    entry = cache.entry(cache_dir, "contract", _FORMAT, sys.version, _loader_stamp(), name, *key)
-    cached = cache.load(entry)
-    if isinstance(cached, Contract) and cached.name == name:
-        return cached  # stored only once its sections read clean, by the modules the key names
-    loaded = _sections(load_contract(root, name, check_schemas=False))
-    if _key(root, name) == key:  # not edited while it loaded
-        cache.store(entry, loaded)
-    return loaded
+    return _kept(  # stored only once its sections read clean, by the modules the key names
+        cache_dir,
+        "contract",
+        name,
+        key,
+        lambda: _key(root, name),
+        lambda: _sections(load_contract(root, name, check_schemas=False)),
+        lambda cached: isinstance(cached, Contract) and cached.name == name,
+    )
 
 
 def lock(root: Path, name: str, cache_dir: str | None) -> ReleaseLock:
     """``load_lock(root, name)``, from the cache when the lock file's bytes and the loader are unchanged (a
     lock that fails to load raises on every run: only loaded locks are kept)."""
     path = lock_path(root, name)
-    if cache_dir is None or not os.path.lexists(path):
-        return load_lock(root, name)
-    try:
-        raw = strict_yaml.read_bytes(path)
-    except strict_yaml.YamlProblem:
-        return load_lock(root, name)  # which names the problem
-    key = hashlib.sha256(raw).hexdigest()
-    entry = cache.entry(cache_dir, "lock", _FORMAT, sys.version, _loader_stamp(), name, key)
+    key = _digests([path]) if cache_dir is not None and os.path.lexists(path) else None
+    if cache_dir is None or key is None:
+        return load_lock(root, name)  # which names the problem, if there is one
+    return _kept(
+        cache_dir,
+        "lock",
+        name,
+        key,
+        lambda: _digests([path]),
+        lambda: load_lock(root, name),
+        lambda cached: isinstance(cached, ReleaseLock) and cached.contract == name,
+    )
+
+
+def _kept(
+    cache_dir: str,
+    kind: str,
+    name: str,
+    key: list[str],
+    key_now: Callable[[], list[str] | None],
+    produce: Callable[[], T],
+    is_entry: Callable[[object], bool],
+) -> T:
+    """What ``produce`` returns, from the cache entry of ``key`` when it holds one (``is_entry``); a fresh
+    result is stored only when ``key_now`` still gives ``key`` (the files were not edited while it loaded)."""
+    entry = cache.entry(cache_dir, kind, _FORMAT, sys.version, _loader_stamp(), name, *key)
     cached = cache.load(entry)
-    if isinstance(cached, ReleaseLock) and cached.contract == name:
-        return cached
-    loaded = load_lock(root, name)
-    try:
-        if strict_yaml.read_bytes(path) == raw:  # not edited while it loaded
-            cache.store(entry, loaded)
-    except strict_yaml.YamlProblem:
-        pass
+    if is_entry(cached):
+        return cast(T, cached)
+    loaded = produce()
+    if key_now() == key:
+        cache.store(entry, loaded)
     return loaded
 
 
@@ -87,6 +106,12 @@ def _key(root: Path, name: str) -> list[str] | None:
         return None
     schemas = directory / "schemas"
     files = [directory / CONTRACT_FILE, *(sorted(_ending(schemas, ".json")) if schemas.is_dir() else [])]
+    return _digests(files)
+
+
+def _digests(files: list[Path]) -> list[str] | None:
+    """Each file's name and the sha256 of its bytes; None when one cannot be read (no caching: the loader
+    reports the problem)."""
     try:
         return [f"{path.name}:{hashlib.sha256(strict_yaml.read_bytes(path)).hexdigest()}" for path in files]
     except strict_yaml.YamlProblem:
