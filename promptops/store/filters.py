@@ -19,18 +19,12 @@ def window_clause(
     arm: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """``since`` and ``until`` are naive UTC, both inclusive (a replay as of ``until`` sees nothing later)."""
-    clauses = ["contract = $contract"]
-    params: dict[str, Any] = {"contract": contract}
-    if since is not None:
-        clauses.append("ts >= $since")
-        params["since"] = since
-    if until is not None:
-        clauses.append("ts <= $until")
-        params["until"] = until
-    if rollout_id is not None:
-        clauses.append("rollout_id = $rollout")
-        params["rollout"] = rollout_id
-    if arm is not None:
-        clauses.append("arm = $arm")
-        params["arm"] = arm
-    return " AND ".join(clauses), params
+    terms = [
+        ("contract = $contract", "contract", contract),
+        ("ts >= $since", "since", since),
+        ("ts <= $until", "until", until),
+        ("rollout_id = $rollout", "rollout", rollout_id),
+        ("arm = $arm", "arm", arm),
+    ]
+    given = [(clause, name, value) for clause, name, value in terms if value is not None]
+    return " AND ".join(clause for clause, _, _ in given), {name: value for _, name, value in given}
