@@ -10,7 +10,7 @@ builds a dict and does nothing else) in place of the ingest's read and decode.""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -22,6 +22,7 @@ from promptops.store.chunks import parse_chunk
 from promptops.store.ingest import DECODE_CHUNK
 from promptops.store.logs import Segment, SegmentReader, decode_record
 from promptops.store.nopandas import skip_pandas_probe
+from promptops.store.policies import Slot
 
 
 def report(log: Path, root: Path, count: int, passes: int = 3) -> None:
@@ -38,25 +39,21 @@ def report(log: Path, root: Path, count: int, passes: int = 3) -> None:
             assert line is not None
             decode_record(line)
 
-    def parse() -> None:
+    def decoded() -> Iterator[tuple[Slot, str, list[str]]]:
+        """Each record's slot, answer and changed files, as ingest decodes them."""
         for _, line in SegmentReader(segment, "log").lines():
             assert line is not None
             record = decode_record(line)
             assert not isinstance(record, str)
             slot = parsers.slot(record.contract, record.rollout_id, record.arm)
             assert slot is not None
-            slot[0].parse(
-                record.raw, ChangedFiles(record.changed_files), schema_version=slot[1], prompt_version=slot[2]
-            )
+            yield slot, record.raw, record.changed_files
 
-    records = []
-    for _, line in SegmentReader(segment, "log").lines():
-        assert line is not None
-        record = decode_record(line)
-        assert not isinstance(record, str)
-        slot = parsers.slot(record.contract, record.rollout_id, record.arm)
-        assert slot is not None
-        records.append((slot, record.raw, record.changed_files))
+    def parse() -> None:
+        for (parser, schema_version, prompt_version), raw, changed in decoded():
+            parser.parse(raw, ChangedFiles(changed), schema_version=schema_version, prompt_version=prompt_version)
+
+    records = list(decoded())
 
     lines = [line for _, line in SegmentReader(segment, "log").lines() if line is not None]
 
