@@ -134,14 +134,10 @@ def test_contract_cache_hit_neither_parses_contract_yaml_nor_imports_the_feature
         "print(c.name, sorted(m for m in sys.modules if m.endswith(('report_filter', 'semantics', 'tiers'))))"
     )
 
-    def run() -> str:
-        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-
     readers = "['promptops.merge.report_filter', 'promptops.parsing.semantics', 'promptops.parsing.tiers']"
-    assert run() == f"review-result {readers}"  # a miss: loaded and its sections read
+    assert _probe(probe) == f"review-result {readers}"  # a miss: loaded and its sections read
     assert len(_entries(tmp_path, "contract")) == 1
-    assert run() == "review-result []"  # a hit
+    assert _probe(probe) == "review-result []"  # a hit
 
 
 def test_lock_cache_is_keyed_by_the_lock_bytes_and_holds_only_loaded_locks(
@@ -183,10 +179,12 @@ def test_a_warm_lint_never_imports_pyyaml(project: Path, tmp_path: Path) -> None
         "print(len(report.files), 'yaml' in sys.modules)"
     )
 
-    def run() -> str:
-        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-
-    cold = run()
+    cold = _probe(probe)
     assert cold.endswith(" True")  # a cold run parses contract.yaml and releases.yaml
-    assert run() == cold.replace("True", "False")
+    assert _probe(probe) == cold.replace("True", "False")
+
+
+def _probe(code: str) -> str:
+    """What ``python -c code`` prints, run from the repository in a process of its own."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
